@@ -1,0 +1,48 @@
+"""A throw-away PKI for one local control plane: CA, serving cert, admin client cert, SA keys.
+
+Made with the openssl CLI (always on Debian) so the stack needs no Python crypto library.
+Files are created once and reused, so a kubeconfig stays valid across restarts.
+"""
+from pathlib import Path
+
+from .process import run
+
+DAYS = "3650"
+
+
+def _key(path: Path) -> None:
+    if not path.exists():
+        run(["openssl", "genrsa", "-out", str(path), "2048"])
+        path.chmod(0o600)
+
+
+def ensure_pki(folder: Path, host: str) -> dict:
+    """Create (once) and return the paths of the cluster's certificates and keys."""
+    p = {n: folder / n for n in ("ca.key", "ca.crt", "server.key", "server.crt", "admin.key",
+                                 "admin.crt", "sa.key", "sa.pub")}
+    _key(p["ca.key"])
+    if not p["ca.crt"].exists():
+        run(["openssl", "req", "-x509", "-new", "-key", str(p["ca.key"]), "-days", DAYS,
+             "-subj", "/CN=c5c3-local-ca", "-out", str(p["ca.crt"])])
+    _signed(folder, p, "server", "/CN=kube-apiserver",
+            f"subjectAltName=IP:{host},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
+            "DNS:kubernetes.default.svc,IP:10.0.0.1\nextendedKeyUsage=serverAuth")
+    _signed(folder, p, "admin", "/O=system:masters/CN=c5c3-admin", "extendedKeyUsage=clientAuth")
+    _key(p["sa.key"])
+    if not p["sa.pub"].exists():
+        run(["openssl", "rsa", "-in", str(p["sa.key"]), "-pubout", "-out", str(p["sa.pub"])])
+    return p
+
+
+def _signed(folder: Path, p: dict, name: str, subject: str, extensions: str) -> None:
+    crt = p[f"{name}.crt"]
+    _key(p[f"{name}.key"])
+    if crt.exists():
+        return
+    csr, ext = folder / f"{name}.csr", folder / f"{name}.ext"
+    ext.write_text(extensions + "\n")
+    run(["openssl", "req", "-new", "-key", str(p[f"{name}.key"]), "-subj", subject, "-out", str(csr)])
+    run(["openssl", "x509", "-req", "-in", str(csr), "-CA", str(p["ca.crt"]), "-CAkey", str(p["ca.key"]),
+         "-CAcreateserial", "-days", DAYS, "-extfile", str(ext), "-out", str(crt)])
+    csr.unlink()
+    ext.unlink()

@@ -1,0 +1,60 @@
+"""Where the stack keeps its state and which loopback ports it uses.
+
+Every port can be moved with an environment variable ``C5C3_PORT_<NAME>`` so two checkouts (or a
+developer's stack and CI) can run side by side. Nothing binds anything but 127.0.0.1.
+"""
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HOST = "127.0.0.1"
+
+# name -> default port. A target cluster "<t>" shifts the kube ports by TARGET_PORT_STEP * index.
+DEFAULT_PORTS = {
+    "etcd_client": 23790,
+    "etcd_peer": 23800,
+    "apiserver": 16443,
+    "kcm": 16444,
+    "mariadb": 13306,
+    "keystone": 15000,
+    "openbao": 18200,
+    "openbao_cluster": 18201,
+    "korc_metrics": 18081,
+    "korc_health": 18082,
+    "eso_metrics": 18083,
+    "eso_health": 18084,
+}
+TARGET_PORT_STEP = 100
+KUBE_PORTS = ("etcd_client", "etcd_peer", "apiserver", "kcm")
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    root: Path = field(default_factory=repo_root)
+
+    @property
+    def state(self) -> Path:
+        """Logs, PID files, data directories and generated credentials (ignored by git)."""
+        return Path(os.environ.get("C5C3_STACK_DIR", self.root / ".stack"))
+
+    @property
+    def cache(self) -> Path:
+        """Built binaries and venvs, outside the checkout, reused across clones."""
+        return Path(os.environ.get("C5C3_CACHE", Path.home() / ".cache" / "c5c3-orders"))
+
+    @property
+    def env_file(self) -> Path:
+        return self.state / "env"
+
+    def port(self, name: str, cluster_index: int = 0) -> int:
+        base = int(os.environ.get(f"C5C3_PORT_{name.upper()}", DEFAULT_PORTS[name]))
+        return base + TARGET_PORT_STEP * cluster_index if name in KUBE_PORTS else base
+
+    def dir(self, *parts: str) -> Path:
+        path = self.state.joinpath(*parts)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
