@@ -13,7 +13,7 @@ from .kube import kubeconfig_path
 from .kubectl import Kubectl
 from .process import Service, http_ok
 
-KORC_CRDS = ("users", "domains", "projects", "roles", "applicationcredentials")
+KORC_CRDS = ("users", "domains", "projects", "roles", "applicationcredentials")  # waited for
 
 
 def _korc(cfg: StackConfig, bins) -> Service:
@@ -39,7 +39,7 @@ def _eso(cfg: StackConfig, bins) -> Service:
 def install_crds(cfg: StackConfig) -> None:
     k = Kubectl(cfg, kubeconfig_path(cfg))
     korc_dir = binaries.module_dir(cfg, binaries.KORC) / "config" / "crd" / "bases"
-    korc_files = [korc_dir / f"openstack.k-orc.cloud_{n}.yaml" for n in KORC_CRDS]
+    korc_files = sorted(korc_dir.glob("openstack.k-orc.cloud_*.yaml"))  # the manager starts every controller
     eso_dir = binaries.module_dir(cfg, binaries.ESO) / "config" / "crds" / "bases"
     eso_files = sorted(p for p in eso_dir.glob("*.yaml") if p.name != "kustomization.yaml")
     k.apply_files(korc_files + eso_files)

@@ -104,6 +104,13 @@ class Service:
     def running(self) -> bool:
         return self.pid() is not None and self.ready()
 
+    def status_row(self, detail: str):
+        """One ``status`` line: (name, 'up'|'down', detail)."""
+        pid = self.pid()
+        if pid and self.ready():
+            return (self.name, "up", f"{detail} pid {pid}")
+        return (self.name, "down", "not running" if pid is None else f"pid {pid} not answering")
+
     def ensure(self) -> str:
         """Start the server unless a healthy one is running; returns 'reused' or 'started'."""
         if self.running():

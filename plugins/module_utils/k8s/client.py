@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""One HTTP client per cluster, built from the connection options the way kubernetes.core does.
+
+The ``kubernetes`` library supplies what it does well (kubeconfig and in-cluster loading, TLS, token
+refresh, a pooled connection); requests are sent raw and decoded with ``json`` because the library's
+model decoding is slow on large lists. Every request is counted, so a pass can report its API cost.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+try:
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+    from kubernetes.client.rest import ApiException
+    HAS_KUBERNETES = True
+    KUBERNETES_IMPORT_ERROR = None
+except ImportError as exc:  # reported by the module with missing_required_lib
+    HAS_KUBERNETES = False
+    KUBERNETES_IMPORT_ERROR = exc
+    ApiException = Exception
+
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError, ConnectionConfigError
+
+JSON = "application/json"
+CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+
+def build_configuration(auth):
+    """A ``kubernetes.client.Configuration`` from resolved connection options (see auth.py)."""
+    cfg = k8s_client.Configuration()
+    kubeconfig = auth.get("kubeconfig")
+    try:
+        if kubeconfig is not None or not auth.get("host"):
+            if isinstance(kubeconfig, dict):
+                k8s_config.load_kube_config_from_dict(kubeconfig, context=auth.get("context"),
+                                                      client_configuration=cfg)
+            elif kubeconfig is None and _in_cluster():
+                k8s_config.load_incluster_config(client_configuration=cfg)
+            else:
+                path = kubeconfig or os.path.expanduser(k8s_config.KUBE_CONFIG_DEFAULT_LOCATION)
+                k8s_config.load_kube_config(config_file=path, context=auth.get("context"),
+                                            client_configuration=cfg)
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError) as exc:
+        raise ConnectionConfigError("cannot load the cluster configuration: %s" % exc)
+    if auth.get("host"):
+        cfg.host = auth["host"]
+    if auth.get("api_key"):
+        cfg.api_key = {"authorization": "Bearer " + auth["api_key"]}
+    if auth.get("username"):
+        cfg.username = auth["username"]
+    if auth.get("password"):
+        cfg.password = auth["password"]
+    if auth.get("ca_cert"):
+        cfg.ssl_ca_cert = auth["ca_cert"]
+    if auth.get("client_cert"):
+        cfg.cert_file = auth["client_cert"]
+    if auth.get("client_key"):
+        cfg.key_file = auth["client_key"]
+    if auth.get("validate_certs") is not None:
+        cfg.verify_ssl = auth["validate_certs"]
+    if auth.get("proxy"):
+        cfg.proxy = auth["proxy"]
+    if auth.get("no_proxy"):
+        cfg.no_proxy = auth["no_proxy"]
+    return cfg
+
+
+def _in_cluster():
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(
+        "/var/run/secrets/kubernetes.io/serviceaccount/token")
+
+
+class KubeClient:
+    """Raw JSON requests against one cluster, counted."""
+
+    def __init__(self, auth, name=""):
+        self.name = name
+        self.requests = 0
+        self.writes = 0
+        self._api = k8s_client.ApiClient(build_configuration(auth))
+        if auth.get("username") and auth.get("password"):
+            self._api.set_default_header("Authorization", self._api.configuration.get_basic_auth_token())
+        if auth.get("impersonate_user"):
+            self._api.set_default_header("Impersonate-User", auth["impersonate_user"])
+        for group in auth.get("impersonate_groups") or []:
+            self._api.set_default_header("Impersonate-Group", group)
+
+    def request(self, method, path, query=None, body=None, patch=None, accept=JSON, timeout=60):
+        """Send one request; returns the decoded JSON body, raises KubeError on any failure."""
+        self.requests += 1
+        if method != "GET":
+            self.writes += 1
+        headers = {"Accept": accept}
+        if body is not None:
+            headers["Content-Type"] = CONTENT_TYPES[patch] if patch else JSON
+        try:
+            resp = self._api.call_api(
+                path, method, query_params=list((query or {}).items()), header_params=headers,
+                body=body, auth_settings=["BearerToken"], _preload_content=False,
+                _return_http_data_only=True, _request_timeout=timeout)
+        except ApiException as exc:
+            raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body)
+        except Exception as exc:  # urllib3 transport errors: connection refused, TLS, timeouts
+            raise KubeError(method, path, None, "Transport", str(exc))
+        data = resp.data
+        return json.loads(data) if data else {}
+
+    def close(self):
+        try:
+            self._api.close()
+        except Exception:  # pylint: disable=broad-except
+            pass

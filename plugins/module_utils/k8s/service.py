@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""The verbs a pass uses on one cluster: list by selector, create, apply, patch, delete.
+
+Reads are whole-collection lists (one request each, whatever the number of orders); writes go to one
+object. ``dry_run`` turns every write into a server-side dry run, which is how check mode stays honest:
+admission and defaulting run, nothing is stored.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import resource_for
+
+
+class KubeService:
+    def __init__(self, client, field_manager, dry_run=False):
+        self.client = client
+        self.field_manager = field_manager
+        self.dry_run = dry_run
+
+    # reads -----------------------------------------------------------------------------------
+    def list(self, resource, namespace=None, label_selector=None):
+        """Every object of a type (optionally in one namespace / matching a selector), with kind set."""
+        query = {"labelSelector": label_selector} if label_selector else None
+        body = self.client.request("GET", resource.collection(namespace), query=query)
+        items = body.get("items") or []
+        for item in items:  # list items carry no apiVersion/kind
+            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", resource.kind)
+        return items
+
+    def served(self, group_version):
+        """Plurals the cluster serves in ``group_version``; empty when the group is unknown."""
+        path = "/api/v1" if group_version == "v1" else "/apis/" + group_version
+        try:
+            body = self.client.request("GET", path)
+        except Exception as exc:  # pylint: disable=broad-except
+            if getattr(exc, "status", None) == 404:
+                return frozenset()
+            raise
+        return frozenset(r["name"] for r in body.get("resources", []) if "/" not in r["name"])
+
+    # writes ----------------------------------------------------------------------------------
+    def _query(self, extra=None):
+        query = {"fieldManager": self.field_manager}
+        if self.dry_run:
+            query["dryRun"] = "All"
+        query.update(extra or {})
+        return query
+
+    def create(self, obj):
+        res = resource_for(obj["apiVersion"], obj["kind"])
+        return self.client.request("POST", res.collection(obj["metadata"]["namespace"]), query=self._query(),
+                                   body=obj)
+
+    def apply(self, obj, force=True):
+        """Server-side apply under our field manager (force: take back fields others edited)."""
+        res = resource_for(obj["apiVersion"], obj["kind"])
+        meta = obj["metadata"]
+        query = self._query({"force": "true"} if force else None)
+        return self.client.request("PATCH", res.item(meta["namespace"], meta["name"]), query=query,
+                                   body=json.dumps(obj), patch="apply")
+
+    def merge_patch(self, resource, namespace, name, patch, subresource=None):
+        return self.client.request("PATCH", resource.item(namespace, name, subresource), query=self._query(),
+                                   body=patch, patch="merge")
+
+    def json_patch(self, resource, namespace, name, operations, subresource=None):
+        return self.client.request("PATCH", resource.item(namespace, name, subresource), query=self._query(),
+                                   body=operations, patch="json")
+
+    def delete(self, resource, namespace, name, uid=None, propagation="Background"):
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        if self.dry_run:
+            body["dryRun"] = ["All"]
+        return self.client.request("DELETE", resource.item(namespace, name), body=body)
