@@ -11,6 +11,7 @@ STACK     := PYTHONPATH=$(CURDIR)/stack $(PYTHON) -m c5c3stack
 TARGETS   ?= edge-1
 PYTEST    ?= $(PYTHON) -m pytest
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 
 include $(wildcard mk/*.mk)
 
@@ -53,12 +54,20 @@ unit: venv  ## unit tests (pure core, parsing, docs and fixtures checks)
 integration: stack-up  ## integration tests against the running local stack
 	$(PYTEST) -q tests/integration
 
+$(CURDIR)/.collections/ansible_collections/c5c3/orders:
+	mkdir -p $(dir $@) && ln -sfn $(CURDIR) $@
+
+.PHONY: collection-link
+collection-link: $(CURDIR)/.collections/ansible_collections/c5c3/orders
+
 .PHONY: test
-test: venv  ## set everything up and run every test (what CI runs)
+test: venv collection-link  ## set everything up and run every test (what CI runs)
 	$(MAKE) deps
+	$(MAKE) verify-crd-copies verify-invalid-cr-fixtures
+	$(MAKE) sanity
 	$(MAKE) stack-up
 	$(PYTEST) -q tests/unit tests/integration
 
 .PHONY: demo
-demo: stack-up  ## set everything up and run the main job on the local stack
-	$(STACK) status
+demo: collection-link stack-up  ## set everything up and run the main job on the local stack
+	PYTHONPATH=$(CURDIR)/stack $(PYTHON) demo/demo.py

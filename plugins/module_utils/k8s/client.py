@@ -108,9 +108,10 @@ class KubeClient:
                 path, method, query_params=list((query or {}).items()), header_params=headers,
                 body=body, auth_settings=["BearerToken"], _preload_content=False,
                 _return_http_data_only=True, _request_timeout=timeout)
-        except ApiException as exc:
-            raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body)
-        except Exception as exc:  # urllib3 transport errors: connection refused, TLS, timeouts
+        except Exception as exc:  # pylint: disable=broad-except
+            if isinstance(exc, ApiException) and getattr(exc, "status", None):
+                raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body)
+            # urllib3 transport errors: connection refused, TLS, timeouts
             raise KubeError(method, path, None, "Transport", str(exc))
         data = resp.data
         return json.loads(data) if data else {}

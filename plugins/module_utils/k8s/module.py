@@ -36,11 +36,13 @@ class C5c3K8sModule:
                                        k8s_client.KUBERNETES_IMPORT_ERROR)))
 
     def connect(self, overrides=None, name=""):
-        """A counted client for the cluster the options (or ``overrides``) describe."""
-        params = dict(self.params)
-        if overrides:
-            params.update(overrides)
-        auth = resolve_auth(params)
+        """A counted client for the management cluster (task options, then ``K8S_AUTH_*``), or, with
+        ``overrides``, for a target cluster described by those options alone (no environment fallback,
+        so a target never silently inherits the management cluster's credentials)."""
+        if overrides is None:
+            auth = resolve_auth(self.params)
+        else:
+            auth = dict((k, v) for k, v in overrides.items() if v is not None)
         for secret in ("api_key", "password"):
             if auth.get(secret):
                 self.ansible.no_log_values.add(auth[secret])

@@ -11,8 +11,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import resource_for
 
 
@@ -63,7 +61,7 @@ class KubeService:
         meta = obj["metadata"]
         query = self._query({"force": "true"} if force else None)
         return self.client.request("PATCH", res.item(meta["namespace"], meta["name"]), query=query,
-                                   body=json.dumps(obj), patch="apply")
+                                   body=obj, patch="apply")
 
     def merge_patch(self, resource, namespace, name, patch, subresource=None):
         return self.client.request("PATCH", resource.item(namespace, name, subresource), query=self._query(),

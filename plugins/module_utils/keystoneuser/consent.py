@@ -1,0 +1,87 @@
+"""Admission: may this order be reconciled at all?
+
+Spec: "Consent", "Orders on a target cluster", and the both-conditions rows of "Conditions"
+(ClusterNameTooLong, ControlPlaneNotFound, NamespaceNotAssigned). Checked in this order:
+
+1. the cluster name must fit a label value (63 bytes): it labels every child;
+2. the ControlPlane must exist. On a target cluster a missing one reads NamespaceNotAssigned with
+   the very message a missing assignment gives, so an owner there cannot learn which ControlPlanes
+   exist on the management cluster;
+3. an entry of ``spec.namespaceAssignments`` must match the order's namespace AND cluster. Nothing
+   else admits an order: not ``korc.serviceRegistrations.allowedNamespaces``, not the ControlPlane's
+   own namespace, not its dedicated service namespaces.
+
+A refused order is frozen: no action at all, only the status write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Optional
+
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import requeue
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.controlplane import ControlPlaneView
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import fits_label
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reasons import (
+    CLUSTER_NAME_TOO_LONG,
+    CONTROL_PLANE_NOT_FOUND,
+    NAMESPACE_NOT_ASSIGNED,
+)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+    message: str
+    requeue_after: timedelta
+
+
+def describe_cluster(cluster: str) -> str:
+    return f"cluster {cluster!r}" if cluster else "the management cluster"
+
+
+def cluster_refusal(cluster: str) -> Optional[Refusal]:
+    if fits_label(cluster):
+        return None
+    return Refusal(
+        CLUSTER_NAME_TOO_LONG,
+        f"the order lives on cluster {cluster!r}, whose name is longer than the 63 characters a label "
+        "value carries; nothing is created for it",
+        requeue.REFUSAL,
+    )
+
+
+def not_assigned_message(namespace: str, cluster: str, cp_namespace: str, cp_name: str) -> str:
+    """The one message for "no assignment" -- and, on a target cluster, for "no ControlPlane"."""
+    return (
+        f"namespace {namespace!r} on {describe_cluster(cluster)} is not assigned by "
+        f"spec.namespaceAssignments of ControlPlane {cp_namespace}/{cp_name}; the order is frozen"
+    )
+
+
+def admit(
+    namespace: str,
+    cluster: str,
+    cp_namespace: str,
+    cp_name: str,
+    control_plane: Optional[ControlPlaneView],
+) -> Optional[Refusal]:
+    """None when the order is admitted, else the refusal both sub-conditions report."""
+    refusal = cluster_refusal(cluster)
+    if refusal is not None:
+        return refusal
+    if control_plane is None:
+        if cluster:
+            return Refusal(NAMESPACE_NOT_ASSIGNED,
+                           not_assigned_message(namespace, cluster, cp_namespace, cp_name),
+                           requeue.FROZEN)
+        return Refusal(
+            CONTROL_PLANE_NOT_FOUND,
+            f"ControlPlane {cp_namespace}/{cp_name} named by spec.controlPlaneRef does not exist",
+            requeue.CONTROL_PLANE_NOT_FOUND,
+        )
+    if not control_plane.assigns(namespace, cluster):
+        return Refusal(NAMESPACE_NOT_ASSIGNED,
+                       not_assigned_message(namespace, cluster, cp_namespace, cp_name),
+                       requeue.FROZEN)
+    return None

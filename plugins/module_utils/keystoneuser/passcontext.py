@@ -1,0 +1,57 @@
+"""What an admitted pass knows about its order, derived once from the snapshot.
+
+Spec: "Projected child names" (names and labels depend on cluster, namespace and name) and
+"Consent" (a PassContext exists only for an admitted order whose ControlPlane was found).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict
+
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.children import OwnedChildren, sort_children
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.controlplane import ControlPlaneView
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import (
+    ChildNames,
+    child_labels,
+    child_names,
+    delivered_labels,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.orderstatus import OrderStatus
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import Snapshot
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.spec import OrderSpec
+
+
+@dataclass(frozen=True)
+class PassContext:
+    snapshot: Snapshot
+    spec: OrderSpec
+    status: OrderStatus
+    cp: ControlPlaneView
+    names: ChildNames
+    labels: Dict[str, str]            # the three labels of every child in the CP namespace
+    delivered_labels: Dict[str, str]  # the two labels of the delivered Secret
+    children: OwnedChildren
+
+    @property
+    def cluster(self) -> str:
+        return self.snapshot.cluster
+
+    @property
+    def now(self):
+        return self.snapshot.now
+
+
+def pass_context(snapshot: Snapshot, spec: OrderSpec, status: OrderStatus, cp: ControlPlaneView) -> PassContext:
+    identity = spec.identity
+    names = child_names(snapshot.cluster, identity.namespace, identity.name, spec.control_plane_namespace)
+    labels = child_labels(snapshot.cluster, identity.namespace, identity.name)
+    return PassContext(
+        snapshot=snapshot,
+        spec=spec,
+        status=status,
+        cp=cp,
+        names=names,
+        labels=labels,
+        delivered_labels=delivered_labels(identity.namespace, identity.name),
+        children=sort_children(snapshot.children, names, labels),
+    )

@@ -1,0 +1,249 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: keystoneuser_reconcile
+short_description: Reconcile every KeystoneUser order of a cluster in one pass
+version_added: 0.1.0
+description:
+  - Reads every C(c5c3.io/v1alpha1) KeystoneUser of the management cluster (and of the given target
+    clusters) with a few list calls, decides each order with the collection's pure core, and writes only what
+    differs - the K-ORC User and probe, the password Secrets, the source Secret and ESO PushSecret that back
+    the password up to OpenBao, the delivered Secret C(<name>-credentials) beside the order, the order's
+    finalizer and its status.
+  - A converged pass writes nothing and reports C(changed=false).
+  - A failure on one order is reported on that order (in its conditions and in RV(orders)) and does not
+    stop the pass.
+  - Never returns a password. Generated passwords are added to the module's no_log values.
+author:
+  - c5c3.orders developers (@c5c3)
+extends_documentation_fragment:
+  - c5c3.orders.k8s_auth
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: Every write is sent as a server-side dry run (C(dryRun=All)), so admission runs and nothing is stored.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+    details: Per changed order, the status before and after and the actions taken (never Secret data).
+options:
+  namespaces:
+    description:
+      - Only reconcile the orders in these namespaces (on every cluster). Default is every namespace.
+    type: list
+    elements: str
+  orders:
+    description:
+      - Only reconcile these orders, each given as C(<namespace>/<name>). Used for event-driven passes.
+    type: list
+    elements: str
+  target_clusters:
+    description:
+      - Target clusters whose orders the pass also reconciles. Each order on a target cluster gets its status,
+        finalizer and delivered Secret there; its K-ORC and ESO children stay on the management cluster.
+      - Connection options not given for a target are not inherited from the management cluster's.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: The name the cluster is registered under (a label value, at most 63 characters).
+        type: str
+        required: true
+      kubeconfig:
+        description: Path to the target cluster's kubeconfig, or the kubeconfig as a dictionary.
+        type: raw
+      context:
+        description: The kubeconfig context to use.
+        type: str
+      host:
+        description: URL of the target cluster's API server.
+        type: str
+      api_key:
+        description: Bearer token for the target cluster.
+        type: str
+      ca_cert:
+        description: CA bundle to verify the target cluster with.
+        type: path
+      validate_certs:
+        description: Whether to verify the target cluster's certificate.
+        type: bool
+  field_manager:
+    description:
+      - The server-side apply field manager, and the field manager of every other write.
+    type: str
+    default: c5c3-orders
+"""
+
+EXAMPLES = r"""
+- name: Reconcile every KeystoneUser of the management cluster
+  c5c3.orders.keystoneuser_reconcile:
+    kubeconfig: ~/.kube/config
+  register: pass_result
+
+- name: Reconcile two orders after an event, also on a target cluster
+  c5c3.orders.keystoneuser_reconcile:
+    orders:
+      - tenant-a/workflow
+      - tenant-b/builder
+    target_clusters:
+      - name: edge-1
+        kubeconfig: /etc/c5c3/edge-1.kubeconfig
+
+- name: See what a pass would do, without writing
+  c5c3.orders.keystoneuser_reconcile:
+  check_mode: true
+  diff: true
+"""
+
+RETURN = r"""
+orders:
+  description: One summary per order the pass looked at. Never contains a password.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The order's name.
+      type: str
+      sample: workflow
+    namespace:
+      description: The order's namespace.
+      type: str
+      sample: tenant-a
+    cluster:
+      description: The order's cluster; empty for the management cluster.
+      type: str
+      sample: ""
+    ready:
+      description: Whether the order's Ready condition is True.
+      type: bool
+      sample: true
+    reasons:
+      description: Condition type to reason.
+      type: dict
+      sample: {"Ready": "AllReady", "UserReady": "UserProvisioned", "DeliveryReady": "Delivered"}
+    changed:
+      description: Whether anything was written for this order.
+      type: bool
+      sample: false
+    actions:
+      description: The writes made for this order, one line each (kind, name and why; never data).
+      type: list
+      elements: str
+      sample: []
+    status_written:
+      description: Whether the order's status was written.
+      type: bool
+      sample: false
+    requeue_after:
+      description: Seconds until this order wants another pass; null waits for events.
+      type: float
+      sample: 2592000.0
+    error:
+      description: The failure this order met, if any.
+      type: str
+      returned: on failure
+      sample: "create Secret openstack/x: already exists"
+requeue_after:
+  description: The earliest requeue any order asked for, in seconds; null when every order waits for events.
+  returned: always
+  type: float
+  sample: 60.0
+api_requests:
+  description: The number of API requests the pass made, over all clusters.
+  returned: always
+  type: int
+  sample: 9
+api_writes:
+  description: How many of RV(api_requests) were writes.
+  returned: always
+  type: int
+  sample: 0
+errors:
+  description: The number of orders whose pass met a failure.
+  returned: always
+  type: int
+  sample: 0
+duration:
+  description: Wall time of the pass in seconds.
+  returned: always
+  type: float
+  sample: 0.21
+"""
+
+import secrets
+
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.module import C5c3K8sModule
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import make_filter, run_pass
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
+
+TARGET_AUTH_KEYS = ("kubeconfig", "context", "host", "api_key", "ca_cert", "validate_certs")
+
+
+class KeystoneUserReconcile(C5c3K8sModule):
+    argument_spec = dict(
+        namespaces=dict(type="list", elements="str"),
+        orders=dict(type="list", elements="str"),
+        target_clusters=dict(type="list", elements="dict", options=dict(
+            name=dict(type="str", required=True),
+            kubeconfig=dict(type="raw"),
+            context=dict(type="str"),
+            host=dict(type="str"),
+            api_key=dict(type="str", no_log=True),
+            ca_cert=dict(type="path"),
+            validate_certs=dict(type="bool"),
+        )),
+        field_manager=dict(type="str", default="c5c3-orders"),
+    )
+    module_kwargs = dict(supports_check_mode=True)
+
+    def _new_password(self):
+        password = secrets.token_urlsafe(32)
+        self.ansible.no_log_values.add(password)
+        return password
+
+    def run(self):
+        p = self.params
+        for entry in p["orders"] or []:
+            if entry.count("/") != 1 or not all(entry.split("/")):
+                self.ansible.fail_json(msg="orders entries are <namespace>/<name>, got %r" % entry)
+        dry_run = self.ansible.check_mode
+        clients = [self.connect(name="")]
+        management = KubeService(clients[0], p["field_manager"], dry_run)
+        targets = {}
+        for target in p["target_clusters"] or []:
+            if not (target.get("kubeconfig") or target.get("host")):
+                self.ansible.fail_json(msg="target cluster %r needs a kubeconfig or a host" % target["name"])
+            client = self.connect(dict((k, target.get(k)) for k in TARGET_AUTH_KEYS), name=target["name"])
+            clients.append(client)
+            targets[target["name"]] = KubeService(client, p["field_manager"], dry_run)
+        wanted, limited = make_filter(p["namespaces"], p["orders"])
+        try:
+            result = run_pass(management, targets, wanted, limited, new_password=self._new_password,
+                              want_diff=self.ansible._diff)
+        finally:
+            for client in clients:
+                client.close()
+        out = dict(
+            changed=result.changed, orders=result.orders, requeue_after=result.requeue_after,
+            api_requests=sum(c.requests for c in clients), api_writes=sum(c.writes for c in clients),
+            errors=result.errors, duration=round(result.duration, 3),
+        )
+        if self.ansible._diff:
+            out["diff"] = result.diff
+        self.ansible.exit_json(**out)
+
+
+def main():
+    KeystoneUserReconcile()()
+
+
+if __name__ == "__main__":
+    main()

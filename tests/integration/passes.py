@@ -1,0 +1,58 @@
+"""Running reconcile passes from tests: the real module, as Ansible would run it, in a subprocess."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MODULE = REPO / "plugins" / "modules" / "keystoneuser_reconcile.py"
+COLLECTIONS = REPO / ".collections"
+
+
+def run_pass(check_mode=False, diff=False, **args):
+    """One invocation of c5c3.orders.keystoneuser_reconcile; returns its JSON result."""
+    module_args = dict(args)
+    if check_mode:
+        module_args["_ansible_check_mode"] = True
+    if diff:
+        module_args["_ansible_diff"] = True
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump({"ANSIBLE_MODULE_ARGS": module_args}, fh)
+    try:
+        env = dict(os.environ, PYTHONPATH=str(COLLECTIONS))
+        proc = subprocess.run([sys.executable, str(MODULE), fh.name], capture_output=True, text=True,
+                              env=env, timeout=300)
+    finally:
+        os.unlink(fh.name)
+    try:
+        result = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError(f"module printed no JSON (rc {proc.returncode}): {proc.stdout[-2000:]}"
+                             f"{proc.stderr[-2000:]}")
+    if result.get("failed"):
+        raise AssertionError(f"module failed: {result.get('msg')}")
+    return result
+
+
+def order_summary(result, namespace, name, cluster=""):
+    for entry in result["orders"]:
+        if (entry["namespace"], entry["name"], entry["cluster"]) == (namespace, name, cluster):
+            return entry
+    return None
+
+
+def reconcile_until(check, timeout=120, what="the order to converge", **args):
+    """Run passes (sleeping at most 2 s between them) until ``check(result)`` is truthy."""
+    deadline = time.monotonic() + timeout
+    result = None
+    while time.monotonic() < deadline:
+        result = run_pass(**args)
+        if check(result):
+            return result
+        wait = result.get("requeue_after")
+        time.sleep(min(2.0, wait) if wait else 1.0)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last pass: "
+                         f"{json.dumps(result and result['orders'], indent=1)[:3000]}")
