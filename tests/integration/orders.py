@@ -31,21 +31,36 @@ class Stack:
         cp = self.co.get_namespaced_custom_object(GROUP, VERSION, CP_NS, "controlplanes", CP_NAME)
         return list(cp["spec"].get("namespaceAssignments") or [])
 
-    def set_assignments(self, entries):
-        self.co.patch_namespaced_custom_object(GROUP, VERSION, CP_NS, "controlplanes", CP_NAME,
-                                               {"spec": {"namespaceAssignments": entries}})
+    def edit_assignments(self, edit):
+        """Read-modify-write of the (atomic) list with a resourceVersion precondition, retried on conflict,
+        so tests running side by side never lose each other's entries."""
+        for _ in range(20):
+            cp = self.co.get_namespaced_custom_object(GROUP, VERSION, CP_NS, "controlplanes", CP_NAME)
+            entries = edit(list(cp["spec"].get("namespaceAssignments") or []))
+            try:
+                self.co.patch_namespaced_custom_object(GROUP, VERSION, CP_NS, "controlplanes", CP_NAME, {
+                    "metadata": {"resourceVersion": cp["metadata"]["resourceVersion"]},
+                    "spec": {"namespaceAssignments": entries}})
+                return
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+        raise AssertionError("could not update spec.namespaceAssignments (conflicts)")
 
-    def assign(self, namespace, cluster=None):
+    @staticmethod
+    def _entry(namespace, cluster):
         entry = {"namespace": namespace}
         if cluster:
             entry["targetClusterRef"] = {"name": cluster}
-        entries = [e for e in self.assignments() if e != entry] + [entry]
-        self.set_assignments(entries)
+        return entry
+
+    def assign(self, namespace, cluster=None):
+        entry = self._entry(namespace, cluster)
+        self.edit_assignments(lambda entries: [e for e in entries if e != entry] + [entry])
 
     def withdraw(self, namespace, cluster=None):
-        self.set_assignments([e for e in self.assignments()
-                              if not (e["namespace"] == namespace
-                                      and (e.get("targetClusterRef") or {}).get("name") == cluster)])
+        entry = self._entry(namespace, cluster)
+        self.edit_assignments(lambda entries: [e for e in entries if e != entry])
 
     # orders --------------------------------------------------------------------------------------
     def create_order(self, namespace, name, **spec):
