@@ -56,3 +56,22 @@ def reconcile_until(check, timeout=120, what="the order to converge", **args):
         time.sleep(min(2.0, wait) if wait else 1.0)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; last pass: "
                          f"{json.dumps(result and result['orders'], indent=1)[:3000]}")
+
+
+def drain_namespace(stack, namespace, finalizer=None, timeout=120):
+    """Best-effort clean-up after a test: drop ``finalizer`` from the credential orders in ``namespace`` and
+    delete them, delete every KeystoneUser there and run passes (limited to the namespace) until none is
+    left, so no child stays behind in the ControlPlane's namespace. ``stack`` is an ``orders.Stack``."""
+    for kind, plural in (("KeystoneRoleAssignment", "keystoneroleassignments"),
+                         ("KeystoneApplicationCredential", "keystoneapplicationcredentials")):
+        for obj in stack.co.list_namespaced_custom_object("c5c3.io", "v1alpha1", namespace, plural)["items"]:
+            if finalizer:
+                stack.drop_finalizer(kind, namespace, obj["metadata"]["name"], finalizer)
+            stack.delete_credential_order(kind, namespace, obj["metadata"]["name"])
+    listed = stack.co.list_namespaced_custom_object("c5c3.io", "v1alpha1", namespace, "keystoneusers")["items"]
+    for order in listed:
+        stack.delete_order(namespace, order["metadata"]["name"])
+    if listed:
+        reconcile_until(lambda r: not stack.co.list_namespaced_custom_object(
+            "c5c3.io", "v1alpha1", namespace, "keystoneusers")["items"], timeout,
+            f"the orders in {namespace} to be torn down", namespaces=[namespace])
