@@ -95,3 +95,11 @@ def wait_for(check, timeout: float = 60.0, interval: float = 0.5, what: str = "c
                 return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+
+
+@pytest.fixture(scope="session")
+def stack(kube, stack_env):
+    """Accessors for the management cluster, Keystone and OpenBao (see orders.py)."""
+    from orders import Stack
+
+    return Stack(kube, stack_env)

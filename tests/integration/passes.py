@@ -1,4 +1,5 @@
 """Running reconcile passes from tests: the real module, as Ansible would run it, in a subprocess."""
+import contextlib
 import json
 import os
 import subprocess
@@ -75,3 +76,35 @@ def drain_namespace(stack, namespace, finalizer=None, timeout=120):
         reconcile_until(lambda r: not stack.co.list_namespaced_custom_object(
             "c5c3.io", "v1alpha1", namespace, "keystoneusers")["items"], timeout,
             f"the orders in {namespace} to be torn down", namespaces=[namespace])
+
+
+def ready(namespace, name):
+    """A reconcile_until check: the order is Ready and its last pass wrote nothing (converged)."""
+    def check(result):
+        entry = order_summary(result, namespace, name)
+        return entry is not None and entry["ready"] and not entry["changed"]
+    return check
+
+
+def moment(value):
+    """An RFC 3339 status timestamp as an aware datetime."""
+    from datetime import datetime, timezone
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+@contextlib.contextmanager
+def assigned_namespace(stack, prefix, finalizer=None):
+    """A fresh namespace the ControlPlane assigns on the management cluster; drained (orders torn down,
+    ``finalizer`` dropped from credential orders), unassigned and deleted afterwards, even on failure."""
+    from orders import unique
+    ns = unique(prefix)
+    stack.core.create_namespace({"metadata": {"name": ns}})
+    stack.assign(ns)
+    try:
+        yield ns
+    finally:
+        try:
+            drain_namespace(stack, ns, finalizer=finalizer)
+        finally:
+            stack.withdraw(ns)
+            stack.core.delete_namespace(ns)

@@ -1,37 +1,19 @@
 """KeystoneUser end to end on the real stack (issue 4): K-ORC creates the Keystone user, ESO backs the
 password up to OpenBao, the module delivers the Secret, which authenticates against Keystone; repairs,
 refusals and the freeze behave as the spec says."""
-import time
 
 import pytest
-from kubernetes import client
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import order_hash
-from orders import Stack, unique
-from passes import order_summary, reconcile_until, run_pass
-
-
-@pytest.fixture(scope="module")
-def stack(kube, stack_env):
-    return Stack(kube, stack_env)
+from orders import unique
+from passes import assigned_namespace, ready, order_summary, reconcile_until, run_pass
 
 
 @pytest.fixture
 def tenant(stack):
-    """A namespace the ControlPlane assigns on the management cluster; removed afterwards."""
-    ns = unique("tenant")
-    stack.core.create_namespace({"metadata": {"name": ns}})
-    stack.assign(ns)
-    yield ns
-    stack.withdraw(ns)
-    stack.core.delete_namespace(ns)
+    with assigned_namespace(stack, "tenant") as ns:
+        yield ns
 
-
-def ready(namespace, name):
-    def check(result):
-        entry = order_summary(result, namespace, name)
-        return entry is not None and entry["ready"] and not entry["changed"]
-    return check
 
 
 def backup_path(namespace, name):

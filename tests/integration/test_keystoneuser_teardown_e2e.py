@@ -7,44 +7,19 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from conftest import wait_for
-from orders import Stack, unique
-from passes import drain_namespace, order_summary, reconcile_until, run_pass
+from orders import unique
+from passes import assigned_namespace, moment, ready, order_summary, reconcile_until, run_pass
 
 HOLD = "test.c5c3.io/hold"
 RA, AC = "KeystoneRoleAssignment", "KeystoneApplicationCredential"
 
 
-@pytest.fixture(scope="module")
-def stack(kube, stack_env):
-    return Stack(kube, stack_env)
-
-
 @pytest.fixture
 def tenant(stack):
-    """A namespace the ControlPlane assigns on the management cluster; drained (our finalizer dropped from
-    every credential order) and removed afterwards."""
-    ns = unique("teardown")
-    stack.core.create_namespace({"metadata": {"name": ns}})
-    stack.assign(ns)
-    try:
+    with assigned_namespace(stack, "teardown", finalizer=HOLD) as ns:
         yield ns
-    finally:
-        try:
-            drain_namespace(stack, ns, finalizer=HOLD)
-        finally:
-            stack.withdraw(ns)
-            stack.core.delete_namespace(ns)
 
 
-def ready(namespace, name):
-    def check(result):
-        entry = order_summary(result, namespace, name)
-        return entry is not None and entry["ready"] and not entry["changed"]
-    return check
-
-
-def moment(value):
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
 
 
 def provisioned(stack, namespace, name, **spec):
