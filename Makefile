@@ -11,7 +11,7 @@ STACK     := PYTHONPATH=$(CURDIR)/stack $(PYTHON) -m c5c3stack
 TARGETS   ?= edge-1
 PYTEST    ?= $(PYTHON) -m pytest
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
-export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections:$(CURDIR)/.collections-deps
 
 include $(wildcard mk/*.mk)
 

@@ -45,12 +45,15 @@ def order_summary(result, namespace, name, cluster=""):
     return None
 
 
-def reconcile_until(check, timeout=120, what="the order to converge", **args):
-    """Run passes (sleeping at most 2 s between them) until ``check(result)`` is truthy."""
+def reconcile_until(check, timeout=120, what="the order to converge", each=None, **args):
+    """Run passes (sleeping at most 2 s between them) until ``check(result)`` is truthy; ``each(result)``,
+    when given, runs on every pass (for assertions that must hold throughout)."""
     deadline = time.monotonic() + timeout
     result = None
     while time.monotonic() < deadline:
         result = run_pass(**args)
+        if each is not None:
+            each(result)
         if check(result):
             return result
         wait = result.get("requeue_after")
