@@ -1,22 +1,31 @@
-"""`make demo`: order a Keystone user from an assigned namespace on the local stack and use it.
+"""`make demo`: the controller reconciles a Keystone user ordered from an assigned namespace on the local stack.
 
-Runs `ansible-playbook playbooks/reconcile.yml` (one pass each time) until the order is Ready, prints
-`kubectl get keystoneuser`, authenticates against Keystone with the delivered clouds.yaml (an unscoped
-token), then edits the delivered password and shows the next pass restoring it.
+Starts the long-running controller (`python -m c5c3_orders_controller`, the same program `make controller`
+runs) against the local stack, limited to the demo namespace and on its own Lease. Then, with no manual
+pass: the order goes Ready, the delivered clouds.yaml gets a token from Keystone, an edited delivered password
+is repaired by the controller reacting to the Secret's watch event, and raising spec.passwordGeneration
+rotates the password. Finally the controller is stopped with SIGTERM (exit code 0, Lease released).
 """
 import base64
 import os
+import re
 import shlex
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import yaml
 from keystoneauth1 import loading, session
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "controller"))
+from c5c3_orders_controller.process import ControllerProcess  # noqa: E402
+
 NAMESPACE, NAME = "tenant-a", "demo"
+PREFIX = re.compile(r"^[A-Z]+ c5c3_orders_controller(\.\w+)?: ")
+SHOWN = re.compile(r"(event \S+ \S+ \S+|targeted pass|full pass|: ready=|leader: |released lease)")
 
 
 def load_env():
@@ -30,19 +39,12 @@ def kubectl(*args, stdin=None):
     return subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True, check=True).stdout
 
 
-def reconcile_pass():
-    out = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(REPO / "playbooks" / "reconcile.yml")],
-                         capture_output=True, text=True)
-    line = next((l[l.index("orders="):].rstrip('"') for l in out.stdout.splitlines() if "orders=" in l),
-                out.stdout[-500:])
-    print(f"  pass: {line}")
-    if out.returncode != 0:
-        sys.exit(f"ansible-playbook failed:\n{out.stdout[-3000:]}")
+def order_field(path):
+    return kubectl("get", "keystoneuser", "-n", NAMESPACE, NAME, "-o", "jsonpath={%s}" % path)
 
 
 def ready():
-    return kubectl("get", "keystoneuser", "-n", NAMESPACE, NAME, "-o",
-                   "jsonpath={.status.conditions[?(@.type=='Ready')].status}") == "True"
+    return order_field(".status.conditions[?(@.type=='Ready')].status") == "True"
 
 
 def delivered():
@@ -50,39 +52,112 @@ def delivered():
     return {k: base64.b64decode(v).decode() for k, v in data.items()}
 
 
-def until_ready(what, timeout=180):
+def wait(check, what, timeout=180, interval=0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        reconcile_pass()
-        if ready():
-            return
-        time.sleep(2)
-    sys.exit(f"the order did not become Ready ({what}) within {timeout}s")
+        try:
+            if check():
+                return
+        except subprocess.CalledProcessError:
+            pass
+        time.sleep(interval)
+    sys.exit(f"timed out after {timeout}s waiting for {what}")
+
+
+def token_check(creds):
+    cloud = next(iter(yaml.safe_load(creds["clouds.yaml"])["clouds"].values()))
+    plugin = loading.get_plugin_loader("password").load_from_options(**cloud["auth"])
+    access = plugin.get_access(session.Session(auth=plugin))
+    print(f"   token check: Keystone issued an {'unscoped' if not access.scoped else 'scoped'} token to "
+          f"{access.username} (user id {access.user_id}) from the delivered clouds.yaml")
+
+
+class Log:
+    """Prints the controller's log lines (events, passes, leadership) written since the last call."""
+
+    def __init__(self, ctl):
+        self.ctl, self.mark = ctl, 0
+
+    def show(self, limit=14):
+        text = self.ctl.log()
+        lines = [PREFIX.sub("", line.split(" ", 2)[-1])
+                 for line in text[self.mark:].splitlines() if SHOWN.search(line)]
+        for line in lines[:limit]:
+            print("   controller|", line[:160])
+        if len(lines) > limit:
+            print(f"   controller| ... {len(lines) - limit} more lines in {self.ctl.stderr_path}")
+        self.mark = len(text)
 
 
 def main():
     load_env()
-    print(f"== ordering KeystoneUser {NAMESPACE}/{NAME} (namespace assigned by ControlPlane openstack/cp)")
-    kubectl("apply", "-f", "-", stdin=f"""apiVersion: c5c3.io/v1alpha1
+    lease = "c5c3-orders-demo-" + uuid.uuid4().hex[:6]
+    ctl = ControllerProcess(REPO / ".stack" / "demo-controller", "demo", lease, namespaces=[NAMESPACE],
+                            kubeconfig=os.environ["KUBECONFIG"])
+    print(f"== starting the controller: python -m c5c3_orders_controller --namespace {NAMESPACE} "
+          f"--lease-name {lease} ... (state, artifacts and log in {ctl.state_dir})")
+    ctl.start()
+    log = Log(ctl)
+    try:
+        ctl.wait_leader()
+        ctl.wait_log(r"full pass (successful|failed)", 120)
+        log.show()
+        print(f"   metrics: http://127.0.0.1:{ctl.port}/metrics")
+        exists = subprocess.run(["kubectl", "get", "keystoneuser", "-n", NAMESPACE, NAME], capture_output=True)
+        if exists.returncode == 0:
+            print(f"== an earlier demo's order {NAMESPACE}/{NAME} exists: deleting it (the controller tears it down)")
+            kubectl("delete", "keystoneuser", "-n", NAMESPACE, NAME, "--wait=false")
+            wait(lambda: subprocess.run(["kubectl", "get", "keystoneuser", "-n", NAMESPACE, NAME],
+                                        capture_output=True).returncode != 0, "the teardown", interval=0.5)
+            time.sleep(1.0)
+            log.show()
+        print(f"== ordering KeystoneUser {NAMESPACE}/{NAME} (namespace assigned by ControlPlane openstack/cp); "
+              "no manual pass from here on")
+        started = time.monotonic()
+        kubectl("apply", "-f", "-", stdin=f"""apiVersion: c5c3.io/v1alpha1
 kind: KeystoneUser
 metadata: {{name: {NAME}, namespace: {NAMESPACE}}}
 spec:
   controlPlaneRef: {{name: cp, namespace: openstack}}
 """)
-    until_ready("first provision")
-    print(kubectl("get", "keystoneuser", "-A"))
+        wait(ready, "the order to become Ready")
+        time.sleep(1.5)
+        log.show()
+        print(f"   Ready after {time.monotonic() - started:.1f}s")
+        print(kubectl("get", "keystoneuser", "-n", NAMESPACE, NAME))
+        creds = delivered()
+        token_check(creds)
 
-    creds = delivered()
-    cloud = next(iter(yaml.safe_load(creds["clouds.yaml"])["clouds"].values()))
-    plugin = loading.get_plugin_loader("password").load_from_options(**cloud["auth"])
-    access = plugin.get_access(session.Session(auth=plugin))
-    print(f"== token check: Keystone issued an {'unscoped' if not access.scoped else 'scoped'} token to "
-          f"{access.username} (user id {access.user_id}) from the delivered clouds.yaml")
+        print("== editing the delivered password; the controller sees the Secret's event and repairs it")
+        started = time.monotonic()
+        kubectl("patch", "secret", "-n", NAMESPACE, f"{NAME}-credentials", "-p", '{"data":{"password":"ZWRpdGVk"}}')
+        wait(lambda: delivered()["password"] == creds["password"], "the repair", interval=0.1)
+        took = time.monotonic() - started
+        time.sleep(0.5)
+        log.show()
+        print(f"   restored after {took:.1f}s")
 
-    print("== editing the delivered password; the next pass restores it")
-    kubectl("patch", "secret", "-n", NAMESPACE, f"{NAME}-credentials", "-p", '{"data":{"password":"ZWRpdGVk"}}')
-    until_ready("repair")
-    print("   restored:", delivered()["password"] == creds["password"])
+        generation = int(order_field(".status.passwordGeneration") or 1)
+        print(f"== rotating: spec.passwordGeneration {generation} -> {generation + 1}")
+        started = time.monotonic()
+        kubectl("patch", "keystoneuser", "-n", NAMESPACE, NAME, "--type", "merge", "-p",
+                '{"spec":{"passwordGeneration":%d}}' % (generation + 1))
+        wait(lambda: order_field(".status.passwordGeneration") == str(generation + 1) and ready()
+             and delivered()["password"] != creds["password"], "the rotation")
+        time.sleep(1.5)
+        log.show()
+        print(f"   rotated after {time.monotonic() - started:.1f}s: status.passwordGeneration "
+              f"{order_field('.status.passwordGeneration')}, lastPasswordRotation "
+              f"{order_field('.status.lastPasswordRotation')}; the delivered password changed")
+        token_check(delivered())
+    finally:
+        print("== stopping the controller (SIGTERM)")
+        code = ctl.terminate()
+        log.show()
+        print(f"   exit code {code}")
+        subprocess.run(["kubectl", "delete", "lease", "-n", "default", lease], capture_output=True)
+    if code != 0:
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -100,8 +100,26 @@ spec:
   managementPolicy: unmanaged
   import:
     filter: {{name: Default}}
----
-apiVersion: c5c3.io/v1alpha1
+""")
+    _create_control_plane(k, ks_url)
+    k.patch_status(f"controlplanes.c5c3.io/{CP_NAME}", CP_NAMESPACE, {"status": {"conditions": [{
+        "type": "AdminCredentialReady", "status": "True", "reason": "AdminCredentialReady",
+        "message": "admin credential is ready (local stack fixture)",
+        "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}})
+    _wait_ready(k, f"secretstores.external-secrets.io/{STORE}", "Ready", 90)
+    _wait_ready(k, f"domains.openstack.k-orc.cloud/{CP_NAME}-domain-default", "Available", 90)
+    return {"C5C3_CP_NAMESPACE": CP_NAMESPACE, "C5C3_CP_NAME": CP_NAME}
+
+
+def _create_control_plane(k: Kubectl, ks_url: str) -> None:
+    """Created once, never re-applied: tests and users edit ``spec.namespaceAssignments`` (an atomic list),
+    and re-applying the fixture would silently withdraw their entries."""
+    try:
+        k.get_json("-n", CP_NAMESPACE, f"controlplanes.c5c3.io/{CP_NAME}")
+        return
+    except StackError:
+        pass
+    k("create", "-f", "-", stdin=f"""apiVersion: c5c3.io/v1alpha1
 kind: ControlPlane
 metadata:
   name: {CP_NAME}
@@ -125,13 +143,6 @@ spec:
   namespaceAssignments:
   - namespace: {DEMO_NAMESPACE}
 """)
-    k.patch_status(f"controlplanes.c5c3.io/{CP_NAME}", CP_NAMESPACE, {"status": {"conditions": [{
-        "type": "AdminCredentialReady", "status": "True", "reason": "AdminCredentialReady",
-        "message": "admin credential is ready (local stack fixture)",
-        "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}})
-    _wait_ready(k, f"secretstores.external-secrets.io/{STORE}", "Ready", 90)
-    _wait_ready(k, f"domains.openstack.k-orc.cloud/{CP_NAME}-domain-default", "Available", 90)
-    return {"C5C3_CP_NAMESPACE": CP_NAMESPACE, "C5C3_CP_NAME": CP_NAME}
 
 
 def _wait_ready(k: Kubectl, resource: str, condition: str, timeout: float) -> None:

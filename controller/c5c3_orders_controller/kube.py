@@ -1,0 +1,131 @@
+"""A small Kubernetes API client for the controller's own calls (watches, lists, the Lease).
+
+The ``kubernetes`` library loads the kubeconfig (or the in-cluster service account) and keeps the TLS
+connection pool; requests are sent raw and decoded with ``json``. Secrets are only ever read as
+``PartialObjectMetadata``, so their data never reaches this process. Errors carry the status code, the
+reason and the API's one-line message, never a response body.
+"""
+import json
+import os
+import threading
+from typing import Any, Iterator, Optional
+
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+JSON = "application/json"
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
+METADATA_ONLY_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
+
+
+class ApiError(Exception):
+    def __init__(self, method: str, path: str, status: Optional[int], reason: str, message: str = ""):
+        self.method, self.path, self.status, self.reason, self.message = method, path, status, reason, message
+        Exception.__init__(self, "%s %s: %s %s%s" % (method, path, status if status else "", reason,
+                                                     (" - " + message) if message else ""))
+
+
+def _message(body: Any) -> str:
+    try:
+        status = json.loads(body)
+    except (TypeError, ValueError):
+        return ""
+    msg = status.get("message") if isinstance(status, dict) else ""
+    return msg[:300] if isinstance(msg, str) else ""
+
+
+def load_configuration(kubeconfig: Optional[str] = None, context: Optional[str] = None):
+    """From ``kubeconfig`` (a path), else in-cluster, else ``$KUBECONFIG`` / ``~/.kube/config``."""
+    cfg = k8s_client.Configuration()
+    if kubeconfig:
+        k8s_config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
+    elif os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(
+            "/var/run/secrets/kubernetes.io/serviceaccount/token"):
+        k8s_config.load_incluster_config(client_configuration=cfg)
+    else:
+        k8s_config.load_kube_config(context=context, client_configuration=cfg)
+    return cfg
+
+
+class Kube:
+    """One connection pool to one cluster. Thread-safe; every request is counted by ``source``."""
+
+    def __init__(self, configuration, name: str = "", metrics=None, reload=None):
+        """``reload()`` returns a fresh configuration; called once after a 401 (a kubeconfig's ``tokenFile``
+        holds a projected service-account token that the kubelet rotates, and the library reads it once)."""
+        self.name = name
+        self.metrics = metrics
+        self.reload = reload
+        self._api = k8s_client.ApiClient(configuration)
+        self._lock = threading.Lock()
+
+    def _reauthenticate(self) -> bool:
+        if self.reload is None:
+            return False
+        try:
+            configuration = self.reload()
+        except Exception:  # noqa: BLE001 - keep the old client; the 401 stands
+            return False
+        with self._lock:
+            old, self._api = self._api, k8s_client.ApiClient(configuration)
+        try:
+            old.close()
+        except Exception:  # noqa: BLE001
+            pass
+        return True
+
+    def _count(self, source: str) -> None:
+        if self.metrics:
+            self.metrics.api_request(source)
+
+    def _call(self, method, path, query=None, body=None, accept=JSON, timeout=30, source="api"):
+        try:
+            return self._call_once(method, path, query, body, accept, timeout, source)
+        except ApiError as exc:
+            if exc.status == 401 and self._reauthenticate():
+                return self._call_once(method, path, query, body, accept, timeout, source)
+            raise
+
+    def _call_once(self, method, path, query, body, accept, timeout, source):
+        self._count(source)
+        headers = {"Accept": accept}
+        if body is not None:
+            headers["Content-Type"] = JSON
+        try:
+            return self._api.call_api(
+                path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
+                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+                _request_timeout=timeout)
+        except k8s_client.ApiException as exc:
+            raise ApiError(method, path, exc.status, exc.reason or "", _message(exc.body))
+        except Exception as exc:  # urllib3 transport errors: refused, reset, TLS, timeouts
+            raise ApiError(method, path, None, type(exc).__name__, str(exc)[:200])
+
+    def request(self, method: str, path: str, query=None, body=None, accept: str = JSON, timeout: float = 30,
+                source: str = "api") -> dict:
+        resp = self._call(method, path, query, body, accept, timeout, source=source)
+        data = resp.data
+        return json.loads(data) if data else {}
+
+    def watch(self, path: str, query: dict, accept: str, timeout: float, source: str = "watch"):
+        """Open a watch; returns ``(response, lines)``. ``response.shutdown()`` (from another thread) ends
+        a blocked read; ``lines`` yields one decoded event per line."""
+        resp = self._call("GET", path, query, None, accept, timeout=(10, timeout), source=source)
+
+        def lines() -> Iterator[dict]:
+            pending = b""
+            for chunk in resp.stream(amt=None, decode_content=False):
+                pending += chunk
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    if line.strip():
+                        yield json.loads(line)
+            if pending.strip():
+                yield json.loads(pending)
+        return resp, lines()
+
+    def close(self) -> None:
+        try:
+            self._api.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass

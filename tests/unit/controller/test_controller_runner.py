@@ -1,0 +1,205 @@
+"""The pass runner's pure parts: environment allowlist, result extraction, what reaches disk, metrics."""
+import os
+from types import SimpleNamespace
+
+import pytest
+
+from c5c3_orders_controller import runner as R
+from c5c3_orders_controller.metrics import Metrics, parse
+
+
+def test_the_environment_keeps_only_the_allowlist():
+    env = {"PATH": "/bin", "HOME": "/root", "KUBECONFIG": "/k", "LC_ALL": "C", "ANSIBLE_COLLECTIONS_PATH": "/c",
+           "BAO_TOKEN": "s3cr3t", "VAULT_TOKEN": "s3cr3t", "OS_PASSWORD": "s3cr3t", "K8S_AUTH_API_KEY": "s3cr3t",
+           "K8S_AUTH_PASSWORD": "s3cr3t", "AWS_SECRET_ACCESS_KEY": "s3cr3t", "ANSIBLE_VAULT_PASSWORD_FILE": "/p",
+           "ANSIBLE_GALAXY_SERVER_X_TOKEN": "s3cr3t", "ANSIBLE_HOME": "/h", "PYTHONDONTWRITEBYTECODE": "1",
+           "C5C3_TARGET_KUBECONFIG_DIR": "/t", "POD_NAMESPACE": "ns"}
+    allowed = R.allowed_environment(env)
+    assert set(allowed) == {"PATH", "HOME", "KUBECONFIG", "LC_ALL", "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_HOME",
+                            "PYTHONDONTWRITEBYTECODE", "C5C3_TARGET_KUBECONFIG_DIR", "POD_NAMESPACE"}
+    assert "s3cr3t" not in repr(allowed)
+
+
+def test_every_pass_uses_this_python_and_temp_under_the_state_dir(tmp_path):
+    env = R.pass_environment(tmp_path, {"PATH": "/usr/bin"}, python="/venv/bin/python")
+    assert env["PATH"] == "/venv/bin:/usr/bin"
+    assert env["TMPDIR"] == env["ANSIBLE_LOCAL_TEMP"] == str(tmp_path / "tmp")
+    assert env["ANSIBLE_PYTHON_INTERPRETER"] == "/venv/bin/python"
+
+
+MODULE_RES = {
+    "changed": True, "errors": 0, "api_requests": 11, "api_writes": 2, "requeue_after": 5.0, "duration": 0.25,
+    "orders": [{"name": "a", "namespace": "t", "cluster": "", "ready": False, "reasons": {"Ready": "Progressing"},
+                "changed": True, "actions": ["create Secret x"], "status_written": True, "requeue_after": 5.0,
+                "unexpected": "dropped"}],
+    "invocation": {"module_args": {"kubeconfig": "/k"}},
+}
+
+
+def fake_run(events, status="successful", rc=0):
+    calls = {}
+
+    def run(**kwargs):
+        calls.update(kwargs)
+        kept = [ev for ev in events if kwargs["event_handler"](ev)]
+        calls["kept"] = kept
+        return SimpleNamespace(status=status, rc=rc)
+    return run, calls
+
+
+def event(name, action="", res=None, **data):
+    data = dict(data, task_action=action)
+    if res is not None:
+        data["res"] = res
+    return {"event": name, "uuid": "u", "counter": 1, "event_data": data}
+
+
+def test_the_module_result_is_read_from_its_runner_on_ok_event_and_nothing_else_reaches_disk(tmp_path, monkeypatch):
+    events = [
+        event("playbook_on_start"),
+        event("runner_on_ok", "ansible.builtin.validate_argument_spec", res={"changed": False}),
+        event("runner_on_ok", "c5c3.orders.keystoneuser_reconcile", res=MODULE_RES,
+              end="2026-01-01T00:00:10.000000+00:00"),
+        event("runner_on_ok", "ansible.builtin.debug", res={"msg": "orders=1"}),
+        event("playbook_on_stats", ok={"localhost": 3}),
+    ]
+    run, calls = fake_run(events)
+    monkeypatch.setattr(R.ansible_runner, "run", run)
+    runner = R.PassRunner(tmp_path, kubeconfig="/k", namespaces=["t"])
+    result = runner.run("targeted", {"t/a"}, cancel=lambda: False)
+    assert result.ok and result.result == "success"
+    assert result.module["orders"][0]["name"] == "a" and "unexpected" not in result.module["orders"][0]
+    assert "invocation" not in result.module
+    assert result.clock_base() == pytest.approx(1767225610.0 - 0.25)
+    assert [e["event"] for e in calls["kept"]] == ["playbook_on_stats"]
+    assert calls["extravars"]["c5c3_reconcile_orders"] == ["t/a"]
+    assert calls["extravars"]["c5c3_reconcile_namespaces"] == ["t"]
+    assert calls["suppress_env_files"] and calls["quiet"] and calls["rotate_artifacts"] == 10
+    assert calls["playbook"] == "c5c3.orders.reconcile"
+    assert (tmp_path / "runner" / "inventory" / "hosts").read_text().startswith("localhost ansible_connection=local")
+    assert "orders=1 ready=0 changed=1" in result.summary()
+
+
+def test_a_failed_task_is_a_failed_pass_and_its_event_is_kept(tmp_path, monkeypatch):
+    events = [event("runner_on_failed", "c5c3.orders.keystoneuser_reconcile",
+                    res={"failed": True, "msg": "cannot load the cluster configuration"}),
+              event("playbook_on_stats")]
+    run, calls = fake_run(events, status="failed", rc=2)
+    monkeypatch.setattr(R.ansible_runner, "run", run)
+    result = R.PassRunner(tmp_path).run("full", None, cancel=lambda: False)
+    assert not result.ok and result.result == "failed"
+    assert "cannot load" in result.failure
+    assert [e["event"] for e in calls["kept"]] == ["runner_on_failed", "playbook_on_stats"]
+    assert calls["extravars"]["c5c3_reconcile_orders"] == []
+
+
+def test_a_cancelled_pass_and_a_runner_crash(tmp_path, monkeypatch):
+    run, _ = fake_run([], status="canceled", rc=254)
+    monkeypatch.setattr(R.ansible_runner, "run", run)
+    assert R.PassRunner(tmp_path).run("full", None, cancel=lambda: True).result == "canceled"
+
+    def boom(**_):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(R.ansible_runner, "run", boom)
+    result = R.PassRunner(tmp_path).run("full", None, cancel=lambda: False)
+    assert result.result == "failed" and "RuntimeError" in result.failure
+
+
+# ------------------------------------------------------------------------------------ metrics
+def test_metrics_exposition():
+    ticks = iter([1234.5, 2000.0, 3000.0])
+    m = Metrics(clock=lambda: next(ticks))
+    m.set_leader(True)
+    m.api_request("lease", 3)
+    m.api_error("watch")
+    m.record_pass("full", "success", 2.5, {"api_requests": 9, "errors": 0, "orders": [
+        {"namespace": "t", "name": "a", "cluster": "", "ready": True, "reasons": {"Ready": "AllReady"}},
+        {"namespace": "t", "name": "b", "cluster": "", "ready": False, "reasons": {"Ready": "WaitingForKORC"}}]})
+    m.record_pass("targeted", "success", 0.7, {"api_requests": 4, "errors": 1, "orders": [
+        {"namespace": "t", "name": "b", "cluster": "", "ready": True, "reasons": {"Ready": "AllReady"}}]},
+        keys={"t/b"})
+    m.record_pass("targeted", "canceled", 1.0)
+    values = parse(m.render())
+    assert values['c5c3_orders_controller_passes_total{kind="full",result="success"}'] == 1
+    assert values['c5c3_orders_controller_passes_total{kind="targeted",result="success"}'] == 1
+    assert values['c5c3_orders_controller_passes_total{kind="targeted",result="canceled"}'] == 1
+    assert values['c5c3_orders_controller_orders{ready="True",reason="AllReady"}'] == 2
+    assert 'c5c3_orders_controller_orders{ready="False",reason="WaitingForKORC"}' not in values
+    assert values['c5c3_orders_controller_api_requests_total{source="pass"}'] == 13
+    assert values['c5c3_orders_controller_api_requests_total{source="lease"}'] == 3
+    assert values['c5c3_orders_controller_api_errors_total{source="pass"}'] == 1
+    assert values['c5c3_orders_controller_api_errors_total{source="watch"}'] == 1
+    assert values['c5c3_orders_controller_pass_duration_seconds_bucket{kind="targeted",le="1"}'] == 2
+    assert values['c5c3_orders_controller_pass_duration_seconds_bucket{kind="targeted",le="0.5"}'] == 0
+    assert values['c5c3_orders_controller_pass_duration_seconds_count{kind="full"}'] == 1
+    assert values["c5c3_orders_controller_leader"] == 1
+    # the targeted pass had an order error: the last success is the full pass's
+    assert values["c5c3_orders_controller_last_success_timestamp_seconds"] == 1234.5
+
+
+def test_descendants_finds_grandchildren_in_other_sessions():
+    import subprocess
+    import sys
+    import time
+    # a child that starts its own session (as ansible-core's workers do) with a grandchild below it
+    code = "import os, subprocess, time; os.setsid(); subprocess.Popen(['sleep', '30']); time.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(R.descendants(os.getpid())) < 2:
+            time.sleep(0.05)
+        found = R.descendants(os.getpid())
+        assert child.pid in found and len(found) >= 2
+    finally:
+        for pid in R.descendants(child.pid) + [child.pid]:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        child.wait()
+
+
+def test_a_401_reloads_the_configuration_once_and_retries():
+    from kubernetes import client as k8s_client
+
+    from c5c3_orders_controller.kube import ApiError, Kube
+
+    reloads = []
+    kube = Kube(k8s_client.Configuration(), reload=lambda: reloads.append(1) or k8s_client.Configuration())
+    answers = [ApiError("GET", "/x", 401, "Unauthorized"), "ok"]
+
+    def once(*_args):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    kube._call_once = once
+    assert kube._call("GET", "/x") == "ok" and reloads == [1]
+    kube._call_once = lambda *_: (_ for _ in ()).throw(ApiError("GET", "/x", 401, "Unauthorized"))
+    with pytest.raises(ApiError):
+        kube._call("GET", "/x")
+    assert reloads == [1, 1]
+
+
+def test_a_cancelled_pass_leaves_no_process_behind(tmp_path):
+    """ansible-core 2.19 starts each worker in its own session: killing ansible-playbook's process group alone
+    would leave the running module (here: a command task) alive. The runner kills the whole tree."""
+    import subprocess
+    import time
+
+    marker = "sleep 47.%d" % os.getpid()
+    playbook = tmp_path / "sleep.yml"
+    playbook.write_text("- hosts: localhost\n  connection: local\n  gather_facts: false\n  tasks:\n"
+                        "    - ansible.builtin.command: %s\n" % marker)
+    runner = R.PassRunner(tmp_path / "state", playbook=str(playbook))
+    started = time.monotonic()
+
+    def cancel():
+        return time.monotonic() - started > 4 and bool(subprocess.run(["pgrep", "-f", marker],
+                                                                      capture_output=True).stdout)
+    result = runner.run("full", None, cancel=cancel)
+    took = time.monotonic() - started
+    time.sleep(0.3)
+    assert result.result == "canceled"
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout == b""
+    assert took < 20
