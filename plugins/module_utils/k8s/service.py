@@ -14,6 +14,9 @@ __metaclass__ = type
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import resource_for
 
 
+PAGE_SIZE = 1000
+
+
 class KubeService:
     def __init__(self, client, field_manager, dry_run=False):
         self.client = client
@@ -22,14 +25,29 @@ class KubeService:
 
     # reads -----------------------------------------------------------------------------------
     def list(self, resource, namespace=None, label_selector=None):
-        """Every object of a type (optionally in one namespace / matching a selector), with kind set."""
-        query = {"labelSelector": label_selector} if label_selector else None
-        body = self.client.request("GET", resource.collection(namespace), query=query)
-        items = body.get("items") or []
-        for item in items:  # list items carry no apiVersion/kind
-            item.setdefault("apiVersion", resource.api_version)
-            item.setdefault("kind", resource.kind)
-        return items
+        """Every object of a type (optionally in one namespace / matching a selector), with kind set.
+
+        Read in pages of ``PAGE_SIZE`` (one consistent snapshot through the continue token) and with
+        ``metadata.managedFields`` dropped from each item as its page arrives: nothing in a pass reads them,
+        and they are more than half of a decoded Secret, so this bounds the memory of a pass over thousands
+        of orders to about one page of raw JSON plus the slim objects.
+        """
+        query = {"limit": str(PAGE_SIZE)}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        items = []
+        while True:
+            body = self.client.request("GET", resource.collection(namespace), query=query)
+            page = body.get("items") or []
+            for item in page:  # list items carry no apiVersion/kind
+                item.setdefault("apiVersion", resource.api_version)
+                item.setdefault("kind", resource.kind)
+                (item.get("metadata") or {}).pop("managedFields", None)
+            items.extend(page)
+            token = (body.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+            query["continue"] = token
 
     def served(self, group_version):
         """Plurals the cluster serves in ``group_version``; empty when the group is unknown."""
