@@ -19,7 +19,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from conftest import wait_for
+from kubewait import wait_for
 from orders import CP_NS, Stack, unique
 from passes import reconcile_until
 

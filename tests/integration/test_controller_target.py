@@ -10,7 +10,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from conftest import wait_for
+from kubewait import wait_for
 from orders import CP_NAME, CP_NS, GROUP, VERSION, Stack, unique
 from passes import reconcile_until
 

@@ -21,7 +21,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from conftest import wait_for
+from kubewait import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "roles" / "install" / "files" / "crds" / "c5c3.io_keystoneusers.yaml"

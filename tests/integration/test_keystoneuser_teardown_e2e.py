@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import wait_for
+from kubewait import wait_for
 from orders import unique
 from passes import assigned_namespace, moment, ready, order_summary, reconcile_until, run_pass
 

@@ -13,7 +13,7 @@ from keystoneauth1 import loading, session
 from keystoneauth1.exceptions import Unauthorized
 from kubernetes import client
 
-from conftest import wait_for
+from kubewait import wait_for
 
 CP_NS = "openstack"
 KORC = ("openstack.k-orc.cloud", "v1alpha1")

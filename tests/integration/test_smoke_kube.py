@@ -6,7 +6,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from conftest import wait_for
+from kubewait import wait_for
 
 CEL_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
