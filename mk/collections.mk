@@ -3,7 +3,7 @@
 # kubernetes.core (used by roles/install and roles/target_cluster_access) is not a Python package and Galaxy is not
 # reachable here: it comes out of the `ansible` wheel on PyPI, unpacked into .collections-deps/ (not committed).
 # Put $(COLLECTIONS_DEPS) on ANSIBLE_COLLECTIONS_PATH to use it; tests/integration/test_install.py does.
-# (mk/bench.mk unpacks the same folder for its baseline; the stamp below keeps the two rules apart.)
+# (mk/bench.mk uses it too, for the naive baseline.)
 C5C3_ANSIBLE_WHEEL_VERSION := 12.3.0
 COLLECTIONS_DEPS := $(CURDIR)/.collections-deps
 C5C3_KCORE_STAMP := $(COLLECTIONS_DEPS)/.kubernetes.core-from-ansible-$(C5C3_ANSIBLE_WHEEL_VERSION)

@@ -1,0 +1,221 @@
+"""The benchmark's own Kubernetes control plane, its fixtures, and a stand-in for K-ORC and ESO.
+
+The management cluster of the local stack runs the real K-ORC and ESO, which would act on thousands of
+seeded objects (K-ORC would create real Keystone users). The benchmark therefore brings up an independent
+etcd + kube-apiserver + kube-controller-manager (``bench``, port index 5) with no controller of those
+two, installs the CRDs a pass reads, and writes K-ORC's and ESO's status itself -- the way upstream's own
+tests seed status -- through the status subresource: a probe that found nothing, a User that applied its
+password, a PushSecret that pushed the current document.
+"""
+import shutil
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+for _path in (REPO / "stack", REPO / ".collections"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from c5c3stack import binaries, controllers, fixtures, kube  # noqa: E402
+from c5c3stack.config import StackConfig  # noqa: E402
+from c5c3stack.kubectl import Kubectl  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.client import KubeClient  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.eso import hash_meta  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.korc import NO_MATCH_MARKER  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import LABEL_NAME  # noqa: E402
+
+NAME, INDEX = "bench", 5
+CP_NS, CP_NAME, STORE = "openstack", "cp", "openbao-tenant-store"
+WORKERS = 4  # parallel seeding requests (the apiserver shares the machine's 2 cores)
+
+
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def condition(kind, status, reason, message, generation=None):
+    cond = {"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": now()}
+    if generation is not None:
+        cond["observedGeneration"] = generation
+    return cond
+
+
+class BenchCluster:
+    """``bench``: a throw-away control plane; ``up()`` starts it empty, ``down()`` removes every trace."""
+
+    def __init__(self, cfg=None):
+        self.cfg = cfg or StackConfig()
+        self._local = threading.local()
+
+    @property
+    def kubeconfig(self):
+        return str(kube.kubeconfig_path(self.cfg, NAME))
+
+    @property
+    def state_dir(self):
+        return self.cfg.state / "kube" / NAME
+
+    # lifecycle ----------------------------------------------------------------------------------
+    def up(self, namespaces):
+        """Start a fresh, empty cluster with the CRDs and the ControlPlane assigning ``namespaces``."""
+        self.down()
+        kube.up(self.cfg, NAME, INDEX)
+        self._install_crds()
+        self._fixtures(namespaces)
+
+    def down(self):
+        kube.down(self.cfg, NAME, INDEX)
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+        for log in ("etcd", "kube-apiserver", "kube-controller-manager"):
+            (self.cfg.state / "logs" / f"{log}-{NAME}.log").unlink(missing_ok=True)
+
+    def client(self):
+        """A counted raw-JSON client (the collection's own), one per thread."""
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = KubeClient({"kubeconfig": self.kubeconfig})
+        return client
+
+    def _install_crds(self):
+        k = Kubectl(self.cfg, Path(self.kubeconfig))
+        korc = binaries.module_dir(self.cfg, binaries.KORC) / "config" / "crd" / "bases"
+        eso = binaries.module_dir(self.cfg, binaries.ESO) / "config" / "crds" / "bases"
+        files = fixtures.crd_files(self.cfg)
+        files += sorted(korc.glob("openstack.k-orc.cloud_*.yaml"))
+        files += sorted(p for p in eso.glob("*.yaml") if p.name != "kustomization.yaml")
+        k.apply_files(files)
+        k.wait_crds(list(fixtures.FIXTURE_CRDS) + ["keystoneusers.c5c3.io"]
+                    + [f"{n}.openstack.k-orc.cloud" for n in controllers.KORC_CRDS]
+                    + ["pushsecrets.external-secrets.io", "secretstores.external-secrets.io"])
+
+    def _fixtures(self, namespaces):
+        c = self.client()
+        for ns in [CP_NS] + list(namespaces):
+            c.request("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace",
+                                                          "metadata": {"name": ns}})
+        c.request("POST", R.CONTROLPLANE.collection(CP_NS), body={
+            "apiVersion": R.CONTROLPLANE.api_version, "kind": "ControlPlane",
+            "metadata": {"name": CP_NAME, "namespace": CP_NS},
+            "spec": {"openStackRelease": "2025.2", "region": "RegionOne",
+                     "korc": {"adminCredential": {
+                         "userName": "admin", "domainName": "Default", "projectName": "admin",
+                         "cloudCredentialsRef": {"cloudName": "admin",
+                                                 "secretName": f"{CP_NAME}-admin-password-cloud"}}},
+                     "services": {"keystone": {"mode": "Managed"}},
+                     "namespaceAssignments": [{"namespace": ns} for ns in namespaces]}})
+        c.request("PATCH", R.CONTROLPLANE.item(CP_NS, CP_NAME, "status"), patch="merge", body={"status": {
+            "conditions": [condition("AdminCredentialReady", "True", "AdminCredentialReady", "bench fixture")]}})
+        c.request("POST", R.SECRETSTORE.collection(CP_NS), body={
+            "apiVersion": R.SECRETSTORE.api_version, "kind": "SecretStore",
+            "metadata": {"name": STORE, "namespace": CP_NS},
+            "spec": {"provider": {"vault": {
+                "server": "http://127.0.0.1:1", "path": "kv-v2", "version": "v2",
+                "auth": {"tokenSecretRef": {"name": "openbao-tenant-token", "key": "token"}}}}}})
+        c.request("PATCH", R.SECRETSTORE.item(CP_NS, STORE, "status"), patch="merge", body={"status": {
+            "conditions": [condition("Ready", "True", "Valid", "store validated (bench fixture)")]}})
+
+    def assign(self, namespaces):
+        """Create ``namespaces`` and add them to the ControlPlane's assignments."""
+        c = self.client()
+        for ns in namespaces:
+            c.request("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace",
+                                                          "metadata": {"name": ns}})
+        cp = c.request("GET", R.CONTROLPLANE.item(CP_NS, CP_NAME))
+        entries = list(cp["spec"].get("namespaceAssignments") or []) + [{"namespace": ns} for ns in namespaces]
+        c.request("PATCH", R.CONTROLPLANE.item(CP_NS, CP_NAME), patch="merge",
+                  body={"spec": {"namespaceAssignments": entries}})
+
+    # bulk writes ---------------------------------------------------------------------------------
+    def _parallel(self, fn, items):
+        with ThreadPoolExecutor(WORKERS) as pool:
+            return list(pool.map(fn, items))
+
+    def create_orders(self, namespaces, count, prefix="order"):
+        """``count`` KeystoneUsers spread round-robin over ``namespaces``; returns their (ns, name)."""
+        wanted = [(namespaces[i % len(namespaces)], f"{prefix}-{i:05d}") for i in range(count)]
+
+        def create(key):
+            ns, name = key
+            self.client().request("POST", R.KEYSTONEUSER.collection(ns), body={
+                "apiVersion": R.KEYSTONEUSER.api_version, "kind": "KeystoneUser",
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {"controlPlaneRef": {"name": CP_NAME, "namespace": CP_NS}}})
+        self._parallel(create, wanted)
+        return wanted
+
+    def play_controllers(self):
+        """One round of K-ORC and ESO as status writes; returns how many objects it moved."""
+        c = self.client()
+        users = c.request("GET", R.KORC_USER.collection(CP_NS), query={"labelSelector": LABEL_NAME})["items"]
+        pushes = c.request("GET", R.PUSHSECRET.collection(CP_NS), query={"labelSelector": LABEL_NAME})["items"]
+        todo = []
+        for user in users:
+            want = self._korc_status(user)
+            if not _carries(user.get("status") or {}, want):
+                todo.append((R.KORC_USER, user, want))
+        for push in pushes:
+            want = self._eso_status(push)
+            if not _carries(push.get("status") or {}, want):
+                todo.append((R.PUSHSECRET, push, want))
+
+        def write(entry):
+            resource, obj, want = entry
+            meta = obj["metadata"]
+            try:
+                self.client().request("PATCH", resource.item(meta["namespace"], meta["name"], "status"),
+                                      patch="merge", body={"status": want})
+            except KubeError as exc:
+                if not exc.not_found:
+                    raise
+        self._parallel(write, todo)
+        return len(todo)
+
+    @staticmethod
+    def _korc_status(user):
+        generation = user["metadata"].get("generation", 1)
+        spec = user.get("spec") or {}
+        if spec.get("managementPolicy") == "unmanaged":  # the collision probe: no such user in Keystone
+            return {"conditions": [
+                condition("Progressing", "True", "Progressing", NO_MATCH_MARKER, generation),
+                condition("Available", "False", "Progressing", NO_MATCH_MARKER, generation)]}
+        return {
+            "id": "bench-" + user["metadata"]["uid"].replace("-", "")[:24],
+            "conditions": [condition("Available", "True", "Success", "OpenStack resource is available", generation),
+                           condition("Progressing", "False", "Success", "OpenStack resource is up to date",
+                                     generation)],
+            "resource": {"appliedPasswordRef": (spec.get("resource") or {}).get("passwordRef", "")},
+        }
+
+    @staticmethod
+    def _eso_status(push):
+        meta = push["metadata"]
+        synced = f"{meta.get('generation', 1)}-{hash_meta(meta.get('annotations') or {}, meta.get('labels') or {})}"
+        return {"syncedResourceVersion": synced,
+                "conditions": [condition("Ready", "True", "Synced", "PushSecret synced successfully")]}
+
+    def edit_delivered(self, orders):
+        """Somebody edits the password in these orders' delivered Secrets."""
+        def edit(key):
+            ns, name = key
+            self.client().request("PATCH", R.SECRET.item(ns, f"{name}-credentials"), patch="merge",
+                                  body={"data": {"password": "ZWRpdGVkLWJ5LWhhbmQ="}})
+        self._parallel(edit, orders)
+
+
+def _carries(status, want):
+    """The status already says what ``want`` says (timestamps aside)."""
+    for key, value in want.items():
+        if key == "conditions":
+            have = dict((c.get("type"), c) for c in status.get("conditions") or [])
+            for cond in value:
+                live = have.get(cond["type"]) or {}
+                if any(live.get(k) != cond.get(k) for k in ("status", "reason", "message", "observedGeneration")):
+                    return False
+        elif status.get(key) != value:
+            return False
+    return True
