@@ -52,7 +52,7 @@ unit: venv  ## unit tests (pure core, parsing, docs and fixtures checks)
 
 .PHONY: integration
 integration: stack-up  ## integration tests against the running local stack
-	$(PYTEST) -q tests/integration
+	$(PYTEST) -q --assert=plain tests/integration
 
 $(CURDIR)/.collections/ansible_collections/c5c3/orders:
 	mkdir -p $(dir $@) && ln -sfn $(CURDIR) $@
@@ -66,7 +66,8 @@ test: venv collection-link  ## set everything up and run every test (what CI run
 	$(MAKE) verify-crd-copies verify-invalid-cr-fixtures
 	$(MAKE) sanity
 	$(MAKE) stack-up
-	$(PYTEST) -q tests/unit tests/integration
+	$(PYTEST) -q tests/unit
+	$(PYTEST) -q --assert=plain tests/integration
 
 .PHONY: demo
 demo: collection-link stack-up  ## set everything up and run the main job on the local stack
