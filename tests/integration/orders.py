@@ -77,9 +77,10 @@ class Stack:
                 "spec": dict({"controlPlaneRef": {"name": CP_NAME, "namespace": CP_NS}}, **spec)}
         return self.co.create_namespaced_custom_object(GROUP, VERSION, namespace, "keystoneusers", body)
 
-    def order(self, namespace, name):
+    def order(self, namespace, name, co=None):
+        """The order on the management cluster (or on the cluster ``co`` talks to); None when gone."""
         try:
-            return self.co.get_namespaced_custom_object(GROUP, VERSION, namespace, "keystoneusers", name)
+            return (co or self.co).get_namespaced_custom_object(GROUP, VERSION, namespace, "keystoneusers", name)
         except ApiException as exc:
             if exc.status == 404:
                 return None

@@ -586,12 +586,7 @@ def test_a_pass_with_the_target_account_provisions_and_tears_down_an_edge_order(
     stack.assign(ns, cluster)
 
     def get():
-        try:
-            return edge.co.get_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", name)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return stack.order(ns, name, co=edge.co)
     try:
         edge.co.create_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", {
             "apiVersion": f"{GROUP}/{VERSION}", "kind": "KeystoneUser", "metadata": {"name": name, "namespace": ns},

@@ -11,7 +11,6 @@ beside the order and is owned through a controller owner reference.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
@@ -70,8 +69,15 @@ class ChildNames:
 
     def password_generation(self, secret_name: str) -> Optional[int]:
         """N for one of our ``-password-v<N>`` names (N >= 1, no leading zero), else None."""
-        match = re.fullmatch(re.escape(self.base) + r"-password-v([1-9][0-9]*)", secret_name or "")
-        return int(match.group(1)) if match else None
+        # A prefix test, not a regex built per order: the per-order pattern thrashed re's cache (a third of
+        # a converged pass's decision time in the benchmark profile).
+        prefix = f"{self.base}-password-v"
+        if not (secret_name or "").startswith(prefix):
+            return None
+        digits = secret_name[len(prefix):]
+        if not digits or not digits.isascii() or not digits.isdigit() or digits[0] == "0":
+            return None
+        return int(digits)
 
     def is_child_name(self, name: str) -> bool:
         return name in (self.user, self.probe, self.source, self.backup) or \
