@@ -9,8 +9,8 @@ import shlex
 import sys
 import time
 
-from . import controllers, fixtures, keystone, kube, mariadb, openbao
-from .config import StackConfig
+from . import controllers, fixtures, keystone, kube, mariadb, openbao, rgw
+from .config import StackConfig, skipped_parts
 from .process import StackError
 
 
@@ -44,6 +44,8 @@ def up(cfg: StackConfig, targets, with_controllers: bool) -> None:
     env.update(_timed("mariadb", mariadb.up, cfg))
     env.update(_timed("keystone", keystone.up, cfg))
     env.update(_timed("openbao", openbao.up, cfg))
+    for cluster in rgw.wanted():  # C5C3_SKIP_PARTS=rgw (or rgw-reef) leaves them out
+        env.update(_timed(f"ceph {cluster.release.name} ({cluster.part})", rgw.up, cfg, cluster))
     if with_controllers:
         env.update(_timed("k-orc + eso", controllers.up, cfg))
         env.update(_timed("fixtures", fixtures.up, cfg))
@@ -51,11 +53,13 @@ def up(cfg: StackConfig, targets, with_controllers: bool) -> None:
         _timed(f"fixtures (target {name})", fixtures.up_target, cfg, name)
     env["C5C3_STACK_DIR"] = str(cfg.state)
     env["C5C3_TARGET_CLUSTERS"] = " ".join(_targets(cfg))
+    env["C5C3_SKIPPED_PARTS"] = " ".join(sorted(skipped_parts()))
     cfg.env_file.write_text("".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items())))
     print(f"stack up in {time.monotonic() - t0:.1f}s; env: {cfg.env_file}", flush=True)
 
 
 def down(cfg: StackConfig) -> None:
+    rgw.down(cfg)
     controllers.down(cfg)
     openbao.down(cfg)
     keystone.down(cfg)
@@ -70,7 +74,7 @@ def status(cfg: StackConfig) -> int:
     rows = kube.status(cfg)
     for i, name in enumerate(_targets(cfg), start=1):
         rows += kube.status(cfg, name, i)
-    for part in (mariadb, keystone, openbao, controllers):
+    for part in (mariadb, keystone, openbao, rgw, controllers):
         rows += part.status(cfg)
     for name, state, detail in rows:
         print(f"{name:<34} {state:<5} {detail}")

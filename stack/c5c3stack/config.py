@@ -23,9 +23,27 @@ DEFAULT_PORTS = {
     "korc_health": 18082,
     "eso_metrics": 18083,
     "eso_health": 18084,
+    # Ceph (stack/c5c3stack/rgw.py): the gateway's HTTP port, the mon's, and the first of 20 messenger ports
+    "rgw": 17480,
+    "rgw_mon": 16789,
+    "rgw_msgr": 16800,
+    "rgw_reef": 17580,
+    "rgw_reef_mon": 16889,
+    "rgw_reef_msgr": 16900,
 }
 TARGET_PORT_STEP = 100
 KUBE_PORTS = ("etcd_client", "etcd_peer", "apiserver", "kcm")
+
+
+# Parts a developer may leave out with C5C3_SKIP_PARTS (comma or space separated): "rgw" (every Ceph
+# cluster) or "rgw-reef" (the pre-accounts gateway only).
+OPTIONAL_PARTS = ("rgw", "rgw-reef")
+
+
+def skipped_parts() -> frozenset:
+    """What C5C3_SKIP_PARTS names (unchecked: rgw.wanted() refuses a name it does not know)."""
+    named = frozenset(os.environ.get("C5C3_SKIP_PARTS", "").replace(",", " ").split())
+    return named | {"rgw-reef"} if "rgw" in named else named
 
 
 def repo_root() -> Path:
