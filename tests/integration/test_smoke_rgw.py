@@ -109,3 +109,41 @@ def test_reef_does_not_serve_accounts(stack_env):
             call()
         assert err.value.method_not_allowed, f"Reef answered {err.value.status}, not 405"
     assert json.dumps(rgw.whoami().caps).count("accounts") == 0, "Reef cannot grant the accounts capability"
+
+
+def test_root_key_rotation_and_bucket_policy_round_trip(stack_env):
+    """IAM key calls without a user act on the caller: the account root rotates its own key, the old key is
+    deleted with the new one and is rejected at once. A bucket policy written by the root reads back."""
+    env = require(stack_env)
+    rgw = admin(stack_env)
+    endpoint, region = env["RGW_ENDPOINT"], env["RGW_REGION"]
+    account_id, root_uid, bucket = unique_account_id(), unique("root"), unique("smoke-p")
+    rgw.create_account(account_id, unique("smoke"))
+    root = rgw.create_user(root_uid, root_uid, generate_key=True, account_id=account_id, account_root=True)
+    old = root.keys[0]
+    old_iam, old_s3 = RgwIam(endpoint, old.credentials, region), RgwS3(endpoint, old.credentials, region)
+    new_iam = new_s3 = None
+    try:
+        old_s3.create_bucket(bucket)
+        grant = {"Version": "2012-10-17", "Statement": [{
+            "Sid": "grant", "Effect": "Allow", "Action": ["s3:*"],
+            "Principal": {"AWS": [f"arn:aws:iam::{account_id}:user/{bucket}"]},
+            "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]}]}
+        assert old_s3.get_bucket_policy(bucket) is None
+        old_s3.put_bucket_policy(bucket, grant)
+        assert old_s3.get_bucket_policy(bucket)["Statement"][0]["Sid"] == "grant"
+        old_s3.delete_bucket_policy(bucket)
+        assert old_s3.get_bucket_policy(bucket) is None
+        assert old_s3.bucket_exists(bucket) and not old_s3.bucket_exists(unique("absent"))
+
+        new = old_iam.create_access_key()
+        listed = {k["AccessKeyId"] for k in old_iam.list_access_keys()}
+        assert listed == {old.access_key, new.access_key}, "CreateAccessKey without UserName acts on the root"
+        new_iam, new_s3 = RgwIam(endpoint, new.credentials, region), RgwS3(endpoint, new.credentials, region)
+        new_iam.delete_access_key(old.access_key)
+        with pytest.raises(RgwError) as err:
+            old_s3.list_buckets()
+        assert (err.value.status, err.value.code) == (403, "InvalidAccessKeyId")
+        assert bucket in new_s3.list_buckets()
+    finally:
+        _teardown(rgw, new_iam or old_iam, new_s3 or old_s3, root_uid, account_id, None, (bucket,))
