@@ -48,8 +48,9 @@ def tarball(cfg: StackConfig, release: Release) -> Path:
 
 
 def _mmdebstrap(cfg: StackConfig) -> str:
+    """mmdebstrap (and zstd, which packs and unpacks the roots), from Debian 12 when missing."""
     found = shutil.which("mmdebstrap")
-    if found:
+    if found and shutil.which("zstd"):
         return found
     log = cfg.dir("logs") / "mmdebstrap-install.log"
     env = {"DEBIAN_FRONTEND": "noninteractive"}
