@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""docs/keystoneuser-crd.md describes the CRD that is actually shipped.
+"""Each docs/<kind>-crd.md describes the CRD that is actually shipped.
 
-The page is written by hand, so nothing keeps it true but this test: it reads the page's tables and compares
-every documented field, type, requiredness, schema default, bound, printer column and CEL rule with
-roles/install/files/crds/c5c3.io_keystoneusers.yaml, in both directions.
+The pages are written by hand, so nothing keeps them true but this test: it reads a page's tables and compares
+every documented field, type, requiredness, schema default, bound, printer column and CEL rule with the CRD
+in roles/install/files/crds/, in both directions.
 """
 import re
 from pathlib import Path
@@ -12,12 +12,15 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "keystoneuser-crd.md"
-CRD = yaml.safe_load((REPO / "roles" / "install" / "files" / "crds" / "c5c3.io_keystoneusers.yaml").read_text())
-VERSION = CRD["spec"]["versions"][0]
-ROOT = VERSION["schema"]["openAPIV3Schema"]
-BOUNDS = ("minLength", "maxLength", "minimum", "maximum", "pattern", "enum")
-ROOT_NAME = "KeystoneUser"  # how the rules table names the object itself
+CRDS = REPO / "roles" / "install" / "files" / "crds"
+PAGES = {  # page -> CRD file
+    "keystoneuser-crd.md": "c5c3.io_keystoneusers.yaml",
+    "objectstore-crd.md": "c5c3.io_objectstores.yaml",
+    "objectstoreaccount-crd.md": "c5c3.io_objectstoreaccounts.yaml",
+    "bucketcredential-crd.md": "c5c3.io_bucketcredentials.yaml",
+}
+BOUNDS = ("minLength", "maxLength", "minimum", "maximum", "pattern", "enum", "minItems", "maxItems")
+CONDITIONS = "conditions[]."
 
 
 def tables(text: str) -> dict:
@@ -37,7 +40,21 @@ def tables(text: str) -> dict:
     return out
 
 
-TABLES = tables(DOC.read_text())
+class Page:
+    """A page's tables next to the CRD it documents."""
+
+    def __init__(self, page: str):
+        self.name = page
+        self.tables = tables((REPO / "docs" / page).read_text())
+        self.crd = yaml.safe_load((CRDS / PAGES[page]).read_text())
+        self.version = self.crd["spec"]["versions"][0]
+        self.root = self.version["schema"]["openAPIV3Schema"]
+        self.kind = self.crd["spec"]["names"]["kind"]
+
+
+PAGE_OBJECTS = {page: Page(page) for page in PAGES}
+ALL = list(PAGE_OBJECTS.values())
+IDS = [p.kind for p in ALL]
 
 
 def code(cell: str) -> list:
@@ -60,62 +77,85 @@ def type_of(schema: dict) -> str:
 
 
 def fields(schema: dict, prefix: str = "") -> dict:
-    """{dotted path: (schema, required)} for every property below ``schema``, depth first."""
+    """{dotted path: (schema, required)} for every property below ``schema``, depth first.
+
+    List items appear as ``<list>[].<field>``, or as ``<list>[]`` when they are scalars with bounds of their own.
+    """
     out = {}
     for name, sub in schema.get("properties", {}).items():
         path = prefix + name
         out[path] = (sub, name in schema.get("required", []))
         if sub["type"] == "object":
             out.update(fields(sub, path + "."))
+        elif sub["type"] == "array" and sub["items"]["type"] == "object":
+            out.update(fields(sub["items"], path + "[]."))
+        elif sub["type"] == "array" and bounds_of(sub["items"]):
+            out[path + "[]"] = (sub["items"], False)
     return out
 
 
 def bounds_of(schema: dict) -> dict:
-    return {k: (", ".join(schema[k]) if k == "enum" else str(schema[k])) for k in BOUNDS if k in schema}
+    return {k: (", ".join(str(v) for v in schema[k]) if k == "enum" else str(schema[k])) for k in BOUNDS if k in schema}
 
 
 def documented_bounds(cell: str) -> dict:
     return dict(s.split(": ", 1) for s in code(cell) if s.split(": ", 1)[0] in BOUNDS)
 
 
-def test_api_group_table():
-    rows = {r["Field"]: first_code(r["Value"]) for r in TABLES["API group and version"]}
-    names = CRD["spec"]["names"]
-    assert rows == {"Group": CRD["spec"]["group"], "Version": VERSION["name"], "Kind": names["kind"],
+def test_every_crd_has_a_page():
+    assert set(PAGES.values()) == {p.name for p in CRDS.glob("*.yaml")}
+
+
+@pytest.mark.parametrize("page", ALL, ids=IDS)
+def test_api_group_table(page):
+    rows = {r["Field"]: first_code(r["Value"]) for r in page.tables["API group and version"]}
+    names = page.crd["spec"]["names"]
+    assert rows == {"Group": page.crd["spec"]["group"], "Version": page.version["name"], "Kind": names["kind"],
                     "List kind": names["listKind"], "Plural": names["plural"], "Singular": names["singular"],
-                    "Scope": CRD["spec"]["scope"], "Subresources": ",".join(VERSION["subresources"])}
+                    "Scope": page.crd["spec"]["scope"], "Subresources": ",".join(page.version["subresources"])}
 
 
-def test_printer_columns_table():
-    documented = [(r["Column"], first_code(r["Type"]), first_code(r["Source"])) for r in TABLES["Printer columns"]]
-    assert documented == [(c["name"], c["type"], c["jsonPath"]) for c in VERSION["additionalPrinterColumns"]]
+@pytest.mark.parametrize("page", ALL, ids=IDS)
+def test_printer_columns_table(page):
+    documented = [(r["Column"], first_code(r["Type"]), first_code(r["Source"])) for r in page.tables["Printer columns"]]
+    assert documented == [(c["name"], c["type"], c["jsonPath"]) for c in page.version["additionalPrinterColumns"]]
 
 
-@pytest.mark.parametrize("heading,schema", [
-    ("Spec", ROOT["properties"]["spec"]),
-    ("Condition entries", ROOT["properties"]["status"]["properties"]["conditions"]["items"]),
-])
-def test_field_tables(heading, schema):
-    rows = {first_code(r["Field"]): r for r in TABLES[heading]}
-    crd_fields = fields(schema)
+def _compare_field_table(rows: list, crd_fields: dict, with_default: bool) -> None:
+    rows = {first_code(r["Field"]): r for r in rows}
     assert set(rows) == set(crd_fields), "documented fields differ from the CRD"
     for path, (sub, required) in crd_fields.items():
         row = rows[path]
         assert first_code(row["Type"]) == type_of(sub), path
         assert row["Required"] == ("yes" if required else "no"), path
         assert documented_bounds(row["Validation"]) == bounds_of(sub), path
-        default = first_code(row.get("Schema default", ""))
-        assert (yaml.safe_load(default) if default is not None else None) == sub.get("default"), path
+        if with_default:
+            default = first_code(row.get("Schema default", ""))
+            assert (yaml.safe_load(default) if default is not None else None) == sub.get("default"), path
 
 
-def test_status_table():
-    rows = {first_code(r["Field"]): first_code(r["Type"]) for r in TABLES["Status"]}
-    assert rows == {name: type_of(sub) for name, sub in ROOT["properties"]["status"]["properties"].items()}
+@pytest.mark.parametrize("page", ALL, ids=IDS)
+def test_spec_table(page):
+    _compare_field_table(page.tables["Spec"], fields(page.root["properties"]["spec"]), with_default=True)
 
 
-def test_admission_rules_table():
+@pytest.mark.parametrize("page", ALL, ids=IDS)
+def test_status_table(page):
+    """Every status field but the condition entries, which have their own table."""
+    status = {p: f for p, f in fields(page.root["properties"]["status"]).items() if not p.startswith(CONDITIONS)}
+    _compare_field_table(page.tables["Status"], status, with_default=False)
+
+
+@pytest.mark.parametrize("page", ALL, ids=IDS)
+def test_condition_entries_table(page):
+    schema = page.root["properties"]["status"]["properties"]["conditions"]["items"]
+    _compare_field_table(page.tables["Condition entries"], fields(schema), with_default=False)
+
+
+@pytest.mark.parametrize("page", ALL, ids=IDS)
+def test_admission_rules_table(page):
     def rules(schema, path):
-        found = [(path or ROOT_NAME, " ".join(r["rule"].split()), r["message"])
+        found = [(path or page.kind, " ".join(r["rule"].split()), r["message"])
                  for r in schema.get("x-kubernetes-validations", [])]
         for name, sub in schema.get("properties", {}).items():
             found += rules(sub, f"{path}.{name}" if path else name)
@@ -124,11 +164,21 @@ def test_admission_rules_table():
         return found
 
     documented = [(first_code(r["Where"]), " ".join(first_code(r["Rule"]).split()), r["Message"])
-                  for r in TABLES["Admission rules"]]
-    assert sorted(documented) == sorted(rules(ROOT, ""))
+                  for r in page.tables["Admission rules"]]
+    assert sorted(documented) == sorted(rules(page.root, ""))
+
+
+@pytest.mark.parametrize("page", ALL, ids=IDS)
+def test_every_condition_type_has_its_reasons_documented(page):
+    """The Conditions table names a reason for every condition type the status description announces."""
+    announced = set(re.findall(r"\b([A-Z][A-Za-z]+)\b", page.root["properties"]["status"]["properties"]
+                               ["conditions"]["description"])) - {"A", "The", "And"}
+    documented = {first_code(r["Type"]) for r in page.tables["Conditions"]}
+    assert announced <= documented, announced - documented
 
 
 def test_parser_reads_escaped_pipes():
     """The duration pattern and the interval rule hold pipes; a naive split would silently cut them."""
-    row = next(r for r in TABLES["Spec"] if first_code(r["Field"]) == "rotation.interval")
+    row = next(r for r in PAGE_OBJECTS["keystoneuser-crd.md"].tables["Spec"]
+               if first_code(r["Field"]) == "rotation.interval")
     assert "|" in documented_bounds(row["Validation"])["pattern"]
