@@ -49,6 +49,9 @@ options:
       - Target clusters whose orders the pass also reconciles. Each order on a target cluster gets its status,
         finalizer and delivered Secret there; its K-ORC and ESO children stay on the management cluster.
       - Connection options not given for a target are not inherited from the management cluster's.
+      - A target cluster is read only in the namespaces a ControlPlane assigns on it. One that cannot be read
+        (unreachable, options that do not load, a missing grant) is reported in RV(unreadable) with the orders
+        its children still name; every other cluster is reconciled normally.
     type: list
     elements: dict
     suboptions:
@@ -74,6 +77,15 @@ options:
       validate_certs:
         description: Whether to verify the target cluster's certificate.
         type: bool
+  keystone_internal_urls:
+    description:
+      - The operator's override of the in-cluster Keystone URL (C(http://<cp>-keystone.<ns>.svc:5000/v3)), per
+        ControlPlane given as C(<namespace>/<name>). It applies only to orders on the cluster Keystone runs on;
+        for an installation whose Keystone Service has another name, or a development stack where Keystone
+        listens on loopback.
+      - Nothing an order or a ControlPlane carries can redirect the delivered C(auth_url); only this option can.
+    type: dict
+    default: {}
   field_manager:
     description:
       - The server-side apply field manager, and the field manager of every other write.
@@ -95,6 +107,11 @@ EXAMPLES = r"""
     target_clusters:
       - name: edge-1
         kubeconfig: /etc/c5c3/edge-1.kubeconfig
+
+- name: Reconcile against a Keystone reached under another URL (development stack)
+  c5c3.orders.keystoneuser_reconcile:
+    keystone_internal_urls:
+      openstack/cp: http://127.0.0.1:15000/v3
 
 - name: See what a pass would do, without writing
   c5c3.orders.keystoneuser_reconcile:
@@ -121,6 +138,10 @@ orders:
       description: The order's cluster; empty for the management cluster.
       type: str
       sample: ""
+    kind:
+      description: The order's kind.
+      type: str
+      sample: KeystoneUser
     ready:
       description: Whether the order's Ready condition is True.
       type: bool
@@ -151,6 +172,14 @@ orders:
       type: str
       returned: on failure
       sample: "create Secret openstack/x: already exists"
+unreadable:
+  description:
+    - The clusters, or namespaces of a target cluster, that could not be read, with the error text. Their orders
+      are listed in RV(orders) with an C(error) when the management cluster's children still name them.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"cluster": "edge-1", "error": "cluster edge-1 cannot be read: no response from the API server"}]
 requeue_after:
   description: The earliest requeue any order asked for, in seconds; null when every order waits for events.
   returned: always
@@ -167,7 +196,7 @@ api_writes:
   type: int
   sample: 0
 errors:
-  description: The number of orders whose pass met a failure.
+  description: The number of orders whose pass met a failure, plus the number of RV(unreadable) entries.
   returned: always
   type: int
   sample: 0
@@ -180,65 +209,64 @@ duration:
 
 import secrets
 
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.module import C5c3K8sModule
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import make_filter, run_pass
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.client import KubeClient
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.module import (
+    TARGET_CLUSTER_OPTIONS,
+    C5c3K8sModule,
+    ModuleFailure,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import run_pass
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
-
-TARGET_AUTH_KEYS = ("kubeconfig", "context", "host", "api_key", "ca_cert", "validate_certs")
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import KeystoneUserSource
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 
 
 class KeystoneUserReconcile(C5c3K8sModule):
     argument_spec = dict(
         namespaces=dict(type="list", elements="str"),
         orders=dict(type="list", elements="str"),
-        target_clusters=dict(type="list", elements="dict", options=dict(
-            name=dict(type="str", required=True),
-            kubeconfig=dict(type="raw"),
-            context=dict(type="str"),
-            host=dict(type="str"),
-            api_key=dict(type="str", no_log=True),
-            ca_cert=dict(type="path"),
-            validate_certs=dict(type="bool"),
-        )),
+        target_clusters=dict(type="list", elements="dict", options=TARGET_CLUSTER_OPTIONS),
+        keystone_internal_urls=dict(type="dict", default={}),
         field_manager=dict(type="str", default="c5c3-orders"),
     )
     module_kwargs = dict(supports_check_mode=True)
 
     def _new_password(self):
         password = secrets.token_urlsafe(32)
-        self.ansible.no_log_values.add(password)
+        self.hide([password])
         return password
 
     def run(self):
         p = self.params
         for entry in p["orders"] or []:
             if entry.count("/") != 1 or not all(entry.split("/")):
-                self.ansible.fail_json(msg="orders entries are <namespace>/<name>, got %r" % entry)
+                raise ModuleFailure(f"orders entries are <namespace>/<name>, got {entry!r}")
+        for key, url in (p["keystone_internal_urls"] or {}).items():
+            if key.count("/") != 1 or not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                raise ModuleFailure(f"keystone_internal_urls maps <namespace>/<name> of a ControlPlane to an "
+                                    f"http(s) URL, got {key!r}")
         dry_run = self.ansible.check_mode
-        clients = [self.connect(name="")]
-        management = KubeService(clients[0], p["field_manager"], dry_run)
+        management = KubeService(self.connect(name=""), p["field_manager"], dry_run)
         targets = {}
         for target in p["target_clusters"] or []:
-            if not (target.get("kubeconfig") or target.get("host")):
-                self.ansible.fail_json(msg="target cluster %r needs a kubeconfig or a host" % target["name"])
-            client = self.connect(dict((k, target.get(k)) for k in TARGET_AUTH_KEYS), name=target["name"])
-            clients.append(client)
-            targets[target["name"]] = KubeService(client, p["field_manager"], dry_run)
-        wanted, limited = make_filter(p["namespaces"], p["orders"])
-        try:
-            result = run_pass(management, targets, wanted, limited, new_password=self._new_password,
-                              want_diff=self.ansible._diff)
-        finally:
-            for client in clients:
-                client.close()
+            client = self.connect_target(target)
+            targets[target["name"]] = KubeService(client, p["field_manager"], dry_run) \
+                if isinstance(client, KubeClient) else client
+        redactor = Redactor()
+        source = KeystoneUserSource(management, targets, Selection.of(p["namespaces"], p["orders"]),
+                                    self._new_password, redactor, p["keystone_internal_urls"])
+        services = {"": management, **targets}
+        result = run_pass(source, services, redactor, want_diff=self.ansible._diff)
+        self.hide(redactor.written)
         out = dict(
-            changed=result.changed, orders=result.orders, requeue_after=result.requeue_after,
-            api_requests=sum(c.requests for c in clients), api_writes=sum(c.writes for c in clients),
-            errors=result.errors, duration=round(result.duration, 3),
+            changed=result.changed, orders=result.orders, unreadable=result.clusters,
+            requeue_after=result.requeue_after, api_requests=self.api_requests, api_writes=self.api_writes,
+            errors=result.errors + len(result.clusters), duration=round(result.duration, 3),
         )
         if self.ansible._diff:
             out["diff"] = result.diff
-        self.ansible.exit_json(**out)
+        return out
 
 
 def main():

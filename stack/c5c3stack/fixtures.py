@@ -108,7 +108,10 @@ spec:
         "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}})
     _wait_ready(k, f"secretstores.external-secrets.io/{STORE}", "Ready", 90)
     _wait_ready(k, f"domains.openstack.k-orc.cloud/{CP_NAME}-domain-default", "Available", 90)
-    return {"C5C3_CP_NAMESPACE": CP_NAMESPACE, "C5C3_CP_NAME": CP_NAME}
+    # The "in-cluster" Keystone URL is loopback here: the operator's configuration says so (the module option
+    # keystone_internal_urls), never the ControlPlane.
+    internal_urls = json.dumps({f"{CP_NAMESPACE}/{CP_NAME}": ks_url})
+    return {"C5C3_CP_NAMESPACE": CP_NAMESPACE, "C5C3_CP_NAME": CP_NAME, "C5C3_KEYSTONE_INTERNAL_URLS": internal_urls}
 
 
 def _create_control_plane(k: Kubectl, ks_url: str) -> None:
@@ -124,9 +127,6 @@ kind: ControlPlane
 metadata:
   name: {CP_NAME}
   namespace: {CP_NAMESPACE}
-  annotations:
-    # dev/test hook read by the collection: the "in-cluster" Keystone URL is loopback here
-    c5c3.io/keystone-in-cluster-url: {ks_url}
 spec:
   openStackRelease: "2025.2"
   region: RegionOne

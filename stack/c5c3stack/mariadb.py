@@ -1,7 +1,9 @@
 """MariaDB for Keystone, because only MySQL/MariaDB reproduce production's name comparison.
 
-Keystone on sqlite treats ``José`` and ``jose`` as different users; on MariaDB with the default
-collation ``utf8mb4_general_ci`` they conflict, as they do in production. The server comes from Debian
+Keystone on sqlite treats ``José`` and ``jose`` as different users; on MariaDB they conflict, as they do in
+production. The database default is ``utf8mb4_general_ci``, but Keystone's migrations create every table
+``CHARSET utf8``, so the column names are compared on (``local_user.name``) is ``utf8mb3_general_ci``
+(measured; see ``plugins/module_utils/keystoneuser/foldnames.py``). The server comes from Debian
 and runs as a plain process (no systemd) with its own data directory under ``<state>/mariadb``,
 listening on 127.0.0.1 only; root connects through the stack's own socket.
 """

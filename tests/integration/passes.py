@@ -16,6 +16,8 @@ COLLECTIONS = REPO / ".collections"
 def run_pass(check_mode=False, diff=False, **args):
     """One invocation of c5c3.orders.keystoneuser_reconcile; returns its JSON result."""
     module_args = dict(args)
+    # the stack's Keystone listens on loopback: the operator's override, as the role reads it from the environment
+    module_args.setdefault("keystone_internal_urls", json.loads(os.environ.get("C5C3_KEYSTONE_INTERNAL_URLS", "{}")))
     if check_mode:
         module_args["_ansible_check_mode"] = True
     if diff:

@@ -7,9 +7,7 @@ The ``kubernetes`` library supplies what it does well (kubeconfig and in-cluster
 refresh, a pooled connection); requests are sent raw and decoded with ``json`` because the library's
 model decoding is slow on large lists. Every request is counted, so a pass can report its API cost.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import os
@@ -35,7 +33,7 @@ CONTENT_TYPES = {
 }
 
 
-def build_configuration(auth):
+def build_configuration(auth: dict):
     """A ``kubernetes.client.Configuration`` from resolved connection options (see auth.py)."""
     cfg = k8s_client.Configuration()
     kubeconfig = auth.get("kubeconfig")
@@ -51,7 +49,7 @@ def build_configuration(auth):
                 k8s_config.load_kube_config(config_file=path, context=auth.get("context"),
                                             client_configuration=cfg)
     except (k8s_config.ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ConnectionConfigError("cannot load the cluster configuration: %s" % exc)
+        raise ConnectionConfigError(f"cannot load the cluster configuration: {exc}") from exc
     if auth.get("host"):
         cfg.host = auth["host"]
     if auth.get("api_key"):
@@ -110,9 +108,9 @@ class KubeClient:
                 _return_http_data_only=True, _request_timeout=timeout)
         except Exception as exc:  # pylint: disable=broad-except
             if isinstance(exc, ApiException) and getattr(exc, "status", None):
-                raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body)
+                raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body) from exc
             # urllib3 transport errors: connection refused, TLS, timeouts
-            raise KubeError(method, path, None, "Transport", str(exc))
+            raise KubeError(method, path, None, "Transport", str(exc)) from exc
         data = resp.data
         return json.loads(data) if data else {}
 

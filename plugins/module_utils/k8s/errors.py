@@ -2,11 +2,10 @@
 # Copyright: c5c3.orders contributors
 # Apache License 2.0 (see LICENSE)
 """Kubernetes failures as values a pass can report on one order without stopping the others."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
+from typing import Any, Optional
 
 MAX_MESSAGE = 2048
 
@@ -16,18 +15,22 @@ class ConnectionConfigError(Exception):
 
 
 class KubeError(Exception):
-    """One failed API request: HTTP status (None for transport errors), reason and message."""
+    """One failed API request: HTTP status (None for transport errors), reason and message.
 
-    def __init__(self, method, path, status, reason, message):
+    Ask it (``not_found``, ``conflict``, ``transient``) rather than parsing its text. Its message may echo a
+    request body: the executor scrubs it (``redact``) before it reaches a condition or a result.
+    """
+
+    def __init__(self, method: str, path: str, status: Optional[int], reason: str, message: str) -> None:
         self.method = method
         self.path = path
         self.status = status
         self.reason = reason or ""
         self.message = (message or "")[:MAX_MESSAGE]
-        Exception.__init__(self, "%s %s: %s %s: %s" % (method, path, status, self.reason, self.message))
+        super().__init__(f"{method} {path}: {status} {self.reason}: {self.message}")
 
     @classmethod
-    def from_response(cls, method, path, status, reason, body):
+    def from_response(cls, method: str, path: str, status: int, reason: str, body: Any) -> "KubeError":
         """Prefer the Status object's reason and message over the bare HTTP reason phrase."""
         message = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")
         try:
@@ -38,15 +41,25 @@ class KubeError(Exception):
             pass
         return cls(method, path, status, reason, message)
 
+    def summary(self) -> str:
+        """One line for a condition: the status and the server's message (no request body of ours)."""
+        if self.status is None:
+            return f"no response from the API server ({self.message or self.reason})"
+        return f"HTTP {self.status} {self.reason}: {self.message}".rstrip(": ")
+
     @property
-    def not_found(self):
+    def not_found(self) -> bool:
         return self.status == 404
 
     @property
-    def conflict(self):
+    def conflict(self) -> bool:
         return self.status == 409
 
     @property
-    def transient(self):
-        """Worth retrying on the next pass: throttling, timeouts, server errors, transport."""
+    def forbidden(self) -> bool:
+        return self.status == 403
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying soon: throttling, timeouts, server errors, transport."""
         return self.status is None or self.status == 429 or self.status >= 500

@@ -1,30 +1,33 @@
 # -*- coding: utf-8 -*-
 # Copyright: c5c3.orders contributors
 # Apache License 2.0 (see LICENSE)
-"""Carries out one order's Decision: its actions in order, then its status write.
+"""Carries out one order's actions as API calls, in order, stopping at the first failure.
 
-The first failing action stops the rest of that order's actions and is handed back to the core
-(``on_action_failure``), which decides what the order's conditions say about it; other orders go on.
+Only I/O: what a failure means for the order's conditions is the core's to say (the runner hands the
+failure back to the kind's ``on_action_failure``). Rules of the contract (``orders.plan``) kept here:
+a Delete answered 404 or 409 (uid precondition) counts as done; a Create with ``read_on_conflict`` answered
+409 is reported with the object read back; every error text is scrubbed of known secrets first.
 """
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
-__metaclass__ = type
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import plan
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.failures import on_action_failure
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import plan
 
 
-def _progressing_index(obj):
+def _progressing_index(obj: Optional[Mapping[str, Any]]) -> Optional[int]:
     for i, cond in enumerate(((obj or {}).get("status") or {}).get("conditions") or []):
-        if cond.get("type") == "Progressing":
+        if isinstance(cond, Mapping) and cond.get("type") == "Progressing":
             return i
     return None
 
 
-def run_action(service, action, children):
-    """One action as API calls on the cluster ``service`` talks to."""
+def run_action(service: Any, action: plan.Action, live_objects: Sequence[Mapping[str, Any]]) -> None:
+    """One action as API calls on the cluster ``service`` talks to; raises KubeError."""
     if isinstance(action, plan.Create):
         service.create(dict(action.obj))
     elif isinstance(action, plan.Apply):
@@ -35,13 +38,15 @@ def run_action(service, action, children):
             patch["metadata"] = dict(patch.get("metadata") or {}, resourceVersion=action.resource_version)
         service.merge_patch(R.resource_for(action.api_version, action.kind), action.namespace, action.name, patch)
     elif isinstance(action, plan.ClearProgressing):
-        live = next((c for c in children if c["metadata"]["name"] == action.name
+        live = next((c for c in live_objects if (c.get("metadata") or {}).get("name") == action.name
                      and c.get("kind") == action.kind), None)
         index = _progressing_index(live)
         if index is None:
             return
-        ops = [{"op": "test", "path": "/status/conditions/%d/type" % index, "value": "Progressing"},
-               {"op": "remove", "path": "/status/conditions/%d" % index}]
+        ops: List[Dict[str, Any]] = [
+            {"op": "test", "path": f"/status/conditions/{index}/type", "value": "Progressing"},
+            {"op": "remove", "path": f"/status/conditions/{index}"},
+        ]
         if action.resource_version:
             ops.insert(0, {"op": "test", "path": "/metadata/resourceVersion", "value": action.resource_version})
         service.json_patch(R.resource_for(action.api_version, action.kind), action.namespace, action.name, ops,
@@ -54,10 +59,10 @@ def run_action(service, action, children):
             if not (exc.not_found or exc.conflict):  # gone already, or the name now holds another object
                 raise
     else:  # pragma: no cover - the core only emits the types above
-        raise TypeError("unknown action %r" % (action,))
+        raise TypeError(f"unknown action {action!r}")
 
 
-def status_patch(old_status, new_status):
+def status_patch(old_status: Optional[Mapping[str, Any]], new_status: Mapping[str, Any]) -> Dict[str, Any]:
     """A merge patch that turns ``old_status`` into ``new_status`` (removed keys become null)."""
     patch = dict(new_status)
     for key in old_status or {}:
@@ -66,40 +71,44 @@ def status_patch(old_status, new_status):
     return {"status": patch}
 
 
-class OrderExecution:
-    """The outcome of carrying out one decision: what ran, what failed, the decision to report."""
+@dataclass
+class Execution:
+    """What carrying out one decision's actions did: the lines done, and the failure that stopped it."""
 
-    def __init__(self, decision):
-        self.decision = decision
-        self.done = []
-        self.error = None
-        self.status_written = False
-
-    @property
-    def changed(self):
-        return bool(self.done) or self.status_written
+    done: List[str] = field(default_factory=list)
+    failed: Optional[plan.Action] = None
+    error: Optional[plan.ActionError] = None
 
 
-def execute(decision, order, cluster, services, children):
-    """Run ``decision`` for ``order`` (on ``cluster``); ``services`` maps a cluster name ("" = management)
-    to its KubeService."""
-    run = OrderExecution(decision)
-    for action in decision.actions:
+def _read_back(service: Any, action: plan.Create) -> Optional[Mapping[str, Any]]:
+    try:
+        return service.get(R.resource_for(action.api_version, action.kind), action.namespace, action.name)
+    except KubeError:
+        return None
+
+
+def execute(actions: Sequence[plan.Action], services: Mapping[str, Any], live_objects: Sequence[Mapping[str, Any]],
+            redactor: Redactor) -> Execution:
+    """Run ``actions`` in order; ``services`` maps a cluster name ("" = management) to its KubeService."""
+    run = Execution()
+    for action in actions:
+        obj = getattr(action, "obj", None)
+        if isinstance(obj, Mapping) and obj.get("kind") == "Secret":
+            redactor.add_secret(obj, written=True)
+        service = services.get(action.cluster)
+        if service is None:
+            run.failed = action
+            run.error = plan.ActionError(None, "ClusterUnavailable",
+                                         f"cluster {action.cluster!r} is not connected to this pass")
+            return run
         try:
-            run_action(services[action.cluster], action, children)
+            run_action(service, action, live_objects)
         except KubeError as exc:
-            run.error = "%s: %s" % (plan.describe(action), exc.message or exc.reason)
-            run.decision = on_action_failure(decision, action, plan.ActionError(exc.status, exc.reason, exc.message))
-            break
+            live = None
+            if isinstance(action, plan.Create) and action.read_on_conflict and exc.conflict:
+                live = _read_back(service, action)
+            run.failed = action
+            run.error = plan.ActionError(exc.status, exc.reason, redactor.scrub(exc.summary()), live)
+            return run
         run.done.append(plan.describe(action))
-    if run.decision.status is not None:
-        meta = order["metadata"]
-        try:
-            services[cluster].merge_patch(R.KEYSTONEUSER, meta["namespace"], meta["name"],
-                                          status_patch(order.get("status"), run.decision.status),
-                                          subresource="status")
-            run.status_written = True
-        except KubeError as exc:
-            if not exc.not_found:  # an order deleted meanwhile has no status to write
-                run.error = (run.error + "; " if run.error else "") + "status write: %s" % (exc.message or exc.reason)
     return run

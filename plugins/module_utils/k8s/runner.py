@@ -1,123 +1,136 @@
 # -*- coding: utf-8 -*-
 # Copyright: c5c3.orders contributors
 # Apache License 2.0 (see LICENSE)
-"""One KeystoneUser pass over every order of every cluster: read, decide (pure core), write.
+"""One pass over every order of one kind on every cluster: read, decide (pure core), write.
 
-Shaped like controller-runtime's reconcile contract, but for all orders at once: the reads are a few
-list calls (see inventory.py), the decision of each order is ``reconcile(snapshot)``, and only what
-differs is written. A failure on one order is reported on that order and the pass goes on.
+Shaped like controller-runtime's reconcile contract, but for all orders at once. The kind's ``OrderSource``
+(``passes/``) does the reads (a few list calls) and builds each order's snapshot; the core decides; the executor
+writes only what differs. Per order, in this order:
+
+1. decide; a bug in the core fails that order only ("internal error", its type, no text that could hold data);
+2. execute the actions, stopping at the first failure; a first action's 409 read back (``read_on_conflict``) is
+   decided again at once with the live object, so an owned Secret whose labels were removed is repaired in one
+   pass; any other failure is handed to the kind's ``on_action_failure``, which decides the status to report;
+3. write the status when it differs.
+A failure on one order is reported on that order and the pass goes on; what could not be read at all (a
+cluster that cannot be listed) is reported as such, with the orders it can still name (``unreadable``).
 """
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
-__metaclass__ = type
-
-import secrets
 import time
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
 
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.executor import execute
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.inventory import (
-    ClusterInventory, ManagementInventory, child_selector, ns_name)
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reconcile import reconcile
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import Snapshot
-
-
-def make_filter(namespaces=None, orders=None, clusters=None):
-    """Which orders a pass looks at: all, or those in the given namespaces / named ``ns/name``."""
-    namespaces = set(namespaces or ())
-    names = set(orders or ())
-    clusters = set(clusters) if clusters is not None else None
-
-    def wanted(cluster, namespace, name):
-        if clusters is not None and cluster not in clusters:
-            return False
-        if namespaces and namespace not in namespaces:
-            return False
-        if names and "%s/%s" % (namespace, name) not in names:
-            return False
-        return True
-    return wanted, bool(namespaces or names)
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.executor import Execution, execute, status_patch
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import Resource
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Decision
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.summary import order_result
 
 
+class OrderSource(Protocol):
+    """What a kind provides to the runner (see ``passes/``)."""
+
+    kind: str
+    resource: Resource
+
+    def read(self) -> None: ...
+    def orders(self) -> Iterable[Tuple[str, Mapping[str, Any]]]: ...
+    def snapshot(self, cluster: str, order: Mapping[str, Any], now: datetime) -> Any: ...
+    def reconcile(self, snapshot: Any) -> Decision: ...
+    def on_action_failure(self, decision: Decision, action: Any, error: ActionError) -> Decision: ...
+    def with_live(self, snapshot: Any, live: Mapping[str, Any]) -> Any: ...
+    def live_objects(self, snapshot: Any) -> List[Mapping[str, Any]]: ...
+    def unreadable(self) -> List[Dict[str, Any]]: ...
+    def read_errors(self) -> List[Dict[str, str]]: ...
+
+
+@dataclass
 class PassResult:
-    def __init__(self):
-        self.orders = []
-        self.changed = False
-        self.errors = 0
-        self.requeue_after = None
-        self.diff = []
-        self.duration = 0.0
+    orders: List[Dict[str, Any]] = field(default_factory=list)
+    clusters: List[Dict[str, Any]] = field(default_factory=list)  # clusters (or parts) that could not be read
+    changed: bool = False
+    errors: int = 0
+    requeue_after: Optional[float] = None
+    diff: List[Dict[str, Any]] = field(default_factory=list)
+    duration: float = 0.0
+
+    def record(self, entry: Dict[str, Any]) -> None:
+        self.orders.append(entry)
+        if entry.get("error"):
+            self.errors += 1
+        self.changed = self.changed or bool(entry.get("changed"))
+        wait = entry.get("requeue_after")
+        if wait is not None and (self.requeue_after is None or wait < self.requeue_after):
+            self.requeue_after = wait
 
 
-def _cp_ref(order):
-    spec = order.get("spec") or {}
-    ref = spec.get("controlPlaneRef") if isinstance(spec, dict) else None
-    ref = ref if isinstance(ref, dict) else {}
-    return (ref.get("namespace") if isinstance(ref.get("namespace"), str) and ref.get("namespace")
-            else ns_name(order)[0]), ref.get("name") if isinstance(ref.get("name"), str) else ""
+def _internal_error(source: OrderSource, cluster: str, order: Mapping[str, Any], exc: Exception) -> Dict[str, Any]:
+    meta = order.get("metadata") or {}
+    return {"kind": source.kind, "name": meta.get("name", ""), "namespace": meta.get("namespace", ""),
+            "cluster": cluster, "ready": False, "changed": False, "actions": [], "status_written": False,
+            "requeue_after": None, "error": f"internal error: {type(exc).__name__}"}
 
 
-def run_pass(management, targets, wanted, limited, now=None, new_password=None, want_diff=False):
-    """``management``: KubeService of the management cluster; ``targets``: {name: KubeService}."""
-    started = time.monotonic()
+def _write_status(service: Any, resource: Resource, order: Mapping[str, Any], decision: Decision,
+                  redactor: Redactor) -> Tuple[bool, Optional[str]]:
+    if decision.status is None:
+        return False, None
+    meta = order["metadata"]
+    try:
+        service.merge_patch(resource, meta["namespace"], meta["name"],
+                            status_patch(order.get("status"), decision.status), subresource="status")
+    except KubeError as exc:
+        if exc.not_found:  # an order deleted meanwhile has no status to write
+            return False, None
+        return False, f"status write: {redactor.scrub(exc.summary())}"
+    return True, None
+
+
+def reconcile_order(source: OrderSource, services: Mapping[str, Any], cluster: str, order: Mapping[str, Any],
+                    now: datetime, redactor: Redactor) -> Tuple[Decision, Execution, bool, Optional[str]]:
+    snapshot = source.snapshot(cluster, order, now)
+    decision = source.reconcile(snapshot)
+    run = execute(decision.actions, services, source.live_objects(snapshot), redactor)
+    if run.error is not None and run.error.live is not None and not run.done:
+        snapshot = source.with_live(snapshot, run.error.live)
+        decision = source.reconcile(snapshot)
+        run = execute(decision.actions, services, source.live_objects(snapshot), redactor)
+    if run.failed is not None and run.error is not None:
+        decision = source.on_action_failure(decision, run.failed, replace(run.error, live=None))
+    written, status_error = _write_status(services[cluster], source.resource, order, decision, redactor)
+    return decision, run, written, status_error
+
+
+def run_pass(source: OrderSource, services: Mapping[str, Any], redactor: Redactor, now: Optional[datetime] = None,
+             want_diff: bool = False, clock: Callable[[], float] = time.monotonic) -> PassResult:
+    """``services`` maps a cluster name ("" = management) to its KubeService."""
+    started = clock()
     result = PassResult()
     now = now or datetime.now(timezone.utc)
-    new_password = new_password or (lambda: secrets.token_urlsafe(32))
-    mgmt = ManagementInventory(management, wanted)
-    clusters = [mgmt] + [ClusterInventory(name, svc, wanted) for name, svc in sorted(targets.items())]
-    names = set(ns_name(o)[1] for inv in clusters for o in inv.orders) if limited else None
-    selector = child_selector(names)
-    for inv in clusters:
-        inv.load(selector)
-    services = dict((inv.name, inv.service) for inv in clusters)
-
-    for inv in clusters:
-        for order in inv.orders:
-            namespace, name = ns_name(order)
-            cp_ns, cp_name = _cp_ref(order)
-            control_plane = mgmt.control_plane(cp_ns, cp_name) if cp_name else None
-            store, store_kind = mgmt.store_for(control_plane) if control_plane else (None, "SecretStore")
-            children = mgmt.children_for(inv.name, namespace, name, cp_ns)
-            role_assignments, app_credentials = inv.credential_orders(namespace)
-            snapshot = Snapshot(order=order, cluster=inv.name, now=now, control_plane=control_plane,
-                                secret_store=store, children=children,
-                                delivered=inv.delivered_for(namespace, name),
-                                role_assignments=role_assignments, app_credentials=app_credentials,
-                                new_password=new_password, store_kind=store_kind)
-            try:
-                decision = reconcile(snapshot)
-            except Exception as exc:  # pylint: disable=broad-except
-                # a bug in the core must not stop the pass for the other orders
-                result.errors += 1
-                result.orders.append({"name": name, "namespace": namespace, "cluster": inv.name, "ready": False,
-                                      "changed": False, "error": "internal error: %s" % type(exc).__name__})
-                continue
-            run = execute(decision, order, inv.name, services, children)
-            _record(result, inv.name, namespace, name, order, run, want_diff)
-    result.duration = time.monotonic() - started
+    source.read()
+    for cluster, order in source.orders():
+        try:
+            decision, run, written, status_error = reconcile_order(source, services, cluster, order, now, redactor)
+        except Exception as exc:  # pylint: disable=broad-except
+            # a bug in the core must not stop the pass for the other orders; its text may hold data: type only
+            result.record(_internal_error(source, cluster, order, exc))
+            continue
+        errors = [e for e in (decision.summary.get("error"), status_error) if e]
+        entry = order_result(decision, run.done, written, "; ".join(errors) or None)
+        result.record(entry)
+        if want_diff and entry["changed"]:
+            where = f"{entry['namespace']}/{entry['name']}"
+            result.diff.append({
+                "before": {"order": where, "status": order.get("status") or {}},
+                "after": {"order": where,
+                          "status": decision.status if decision.status is not None else order.get("status") or {},
+                          "actions": list(run.done)},
+            })
+    for entry in source.unreadable():
+        result.record(entry)
+    result.clusters = source.read_errors()
+    result.duration = clock() - started
     return result
-
-
-def _record(result, cluster, namespace, name, order, run, want_diff):
-    decision = run.decision
-    requeue = decision.requeue_after.total_seconds() if decision.requeue_after is not None else None
-    summary = {
-        "name": name, "namespace": namespace, "cluster": cluster,
-        "ready": decision.ready, "reasons": dict(decision.reasons),
-        "changed": run.changed, "actions": list(run.done), "status_written": run.status_written,
-        "requeue_after": requeue,
-    }
-    if run.error:
-        summary["error"] = run.error
-        result.errors += 1
-    result.orders.append(summary)
-    result.changed = result.changed or run.changed
-    if requeue is not None and (result.requeue_after is None or requeue < result.requeue_after):
-        result.requeue_after = requeue
-    if want_diff and run.changed:
-        result.diff.append({
-            "before": {"order": "%s/%s" % (namespace, name), "status": order.get("status") or {}},
-            "after": {"order": "%s/%s" % (namespace, name),
-                      "status": decision.status if decision.status is not None else order.get("status") or {},
-                      "actions": list(run.done)},
-        })

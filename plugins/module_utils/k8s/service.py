@@ -7,10 +7,9 @@ Reads are whole-collection lists (one request each, whatever the number of order
 object. ``dry_run`` turns every write into a server-side dry run, which is how check mode stays honest:
 admission and defaulting run, nothing is stored.
 """
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
-__metaclass__ = type
-
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import resource_for
 
 
@@ -49,13 +48,17 @@ class KubeService:
                 return items
             query["continue"] = token
 
+    def get(self, resource, namespace, name):
+        """One object, with apiVersion/kind as the API returns them."""
+        return self.client.request("GET", resource.item(namespace, name))
+
     def served(self, group_version):
         """Plurals the cluster serves in ``group_version``; empty when the group is unknown."""
         path = "/api/v1" if group_version == "v1" else "/apis/" + group_version
         try:
             body = self.client.request("GET", path)
-        except Exception as exc:  # pylint: disable=broad-except
-            if getattr(exc, "status", None) == 404:
+        except KubeError as exc:
+            if exc.not_found:
                 return frozenset()
             raise
         return frozenset(r["name"] for r in body.get("resources", []) if "/" not in r["name"])

@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Which Keystone URL the delivered clouds.yaml names, for the cluster the order lives on.
 
 Spec: "Delivered Secret contract", the auth_url table:
@@ -14,15 +17,17 @@ None of the rows applies -> None, which the delivery reports as KeystoneNotPubli
 endpoint_type is ``internal`` for a Managed Keystone, ``external.endpointType`` (default public)
 for an External one.
 
-Dev/test hook: see ``controlplane`` -- the ``c5c3.io/keystone-in-cluster-url`` annotation replaces
-the in-cluster URL of a Managed ControlPlane that also sets a publicEndpoint.
+The operator's override: a pass may be given another URL for "the cluster Keystone runs on" row of one
+ControlPlane (module option ``keystone_internal_urls``, set only in the operator's own configuration), for an
+installation that reaches Keystone's Service under another name -- or the local stack, where Keystone listens on
+loopback and has no Service. Nothing an order or a ControlPlane carries can redirect it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.controlplane import ControlPlaneView
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView
 
 
 @dataclass(frozen=True)
@@ -31,10 +36,8 @@ class Endpoint:
     endpoint_type: str
 
 
-def in_cluster_url(cp: ControlPlaneView) -> str:
-    if cp.public_endpoint and cp.in_cluster_url_override:
-        return cp.in_cluster_url_override
-    return f"http://{cp.name}-keystone.{cp.keystone_namespace}.svc:5000/v3"
+def in_cluster_url(cp: ControlPlaneView, override: str = "") -> str:
+    return override or f"http://{cp.name}-keystone.{cp.keystone_namespace}.svc:5000/v3"
 
 
 def public_url(cp: ControlPlaneView) -> str:
@@ -45,12 +48,12 @@ def public_url(cp: ControlPlaneView) -> str:
     return ""
 
 
-def resolve_auth_url(cp: ControlPlaneView, order_cluster: str) -> Optional[Endpoint]:
+def resolve_auth_url(cp: ControlPlaneView, order_cluster: str, internal_override: str = "") -> Optional[Endpoint]:
     if cp.external:
         if not cp.external_auth_url:
             return None
         return Endpoint(cp.external_auth_url, cp.external_endpoint_type)
     if order_cluster == cp.keystone_cluster:
-        return Endpoint(in_cluster_url(cp), "internal")
+        return Endpoint(in_cluster_url(cp, internal_override), "internal")
     url = public_url(cp)
     return Endpoint(url, "internal") if url else None

@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Sorting the listed objects into this order's children, by kind and role.
 
 Spec: "Projected child names" ("An object belongs to the order only with all 3 labels AND the
@@ -11,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import ChildNames, is_ours
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import group_of, kind_of, name_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import group_of, kind_of, name_of
 
 KORC_GROUP = "openstack.k-orc.cloud"
 ESO_GROUP = "external-secrets.io"

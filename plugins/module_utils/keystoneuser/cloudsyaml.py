@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """The delivered ``clouds.yaml``, rendered as text (no YAML library in a module's runtime).
 
 Spec: "Delivered Secret contract"; upstream facts section 4. One cloud, keyed by the ControlPlane's

@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Classifying K-ORC failure messages against an External-mode Keystone.
 
 Spec: the paragraph after the Conditions table; upstream facts section 7. K-ORC reports most hard

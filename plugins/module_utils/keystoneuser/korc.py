@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Reading a K-ORC ``User`` (the managed user and the collision probe).
 
 Spec: UserReady rows of "Conditions"; K-ORC contract section A; upstream facts sections 2 and 8.
@@ -18,7 +21,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.externalm
     ENDPOINT_UNREACHABLE,
     classify,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import (
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     condition_generation,
     condition_message,
     dig,

@@ -1,15 +1,19 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """The desired objects of one order, as plain manifests.
 
 Spec: "Projected child names", "Delivered Secret contract"; K-ORC and ESO contracts. All but the
 delivered Secret live in the ControlPlane's namespace on the management cluster and carry the three
 ownership labels:
 
-- ``<base>``                K-ORC User, managed: creates the Keystone user in the admin domain
+- ``<base>-user``           K-ORC User, managed: creates the Keystone user in the admin domain
                             (no default project), password from ``<base>-password-v<N>``;
-- ``<base>-probe``          K-ORC User, unmanaged import by name + domain: does the user exist already?
+- ``<base>-user-probe``     K-ORC User, unmanaged import by name + domain: does the user exist already?
 - ``<base>-password-v<N>``  Secret, key ``password``; generated once, never edited;
-- ``<base>-source``         Secret, the flat document the backup pushes;
-- ``<base>-backup``         PushSecret, pushes the whole source Secret to OpenBao (deletionPolicy Delete).
+- ``<base>-source``         Secret, the flat document the backup pushes (``orders.backup``);
+- ``<base>-backup``         PushSecret, pushes the whole source Secret to OpenBao (``orders.backup``).
+(``<base>`` is ``<name>-<8 hex>-user``, see ``naming``.)
 
 The delivered Secret ``<name>-credentials`` sits beside the order with two labels and a controller
 owner reference, and carries only ``clouds.yaml`` and ``password``.
@@ -18,15 +22,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.controlplane import ControlPlaneView
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.eso import PUSH_HASH_ANNOTATION
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.collision import NAME_KEY_LABEL, name_key
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import ChildNames
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import encode_strings
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import owner_reference, secret_manifest
 
 KORC_API_VERSION = "openstack.k-orc.cloud/v1alpha1"
-PUSHSECRET_API_VERSION = "external-secrets.io/v1alpha1"
-ORDER_API_VERSION = "c5c3.io/v1alpha1"
 ORDER_KIND = "KeystoneUser"
+PUSH_HASH_ANNOTATION = "c5c3.io/keystoneuser-push-hash"  # the digest of the document the PushSecret must push
 
 
 def _metadata(name: str, namespace: str, labels: Mapping[str, str]) -> Dict[str, Any]:
@@ -44,10 +47,11 @@ def describe_order(names: ChildNames) -> str:
 
 def desired_user(names: ChildNames, labels: Mapping[str, str], cp: ControlPlaneView,
                  user_name: str, generation: int) -> Dict[str, Any]:
+    """The managed User; it also carries the digest of its folded name (``collision``)."""
     return {
         "apiVersion": KORC_API_VERSION,
         "kind": "User",
-        "metadata": _metadata(names.user, names.cp_namespace, labels),
+        "metadata": _metadata(names.user, names.cp_namespace, {**labels, NAME_KEY_LABEL: name_key(user_name)}),
         "spec": {
             "cloudCredentialsRef": _credentials(cp),
             "managementPolicy": "managed",
@@ -75,19 +79,9 @@ def desired_probe(names: ChildNames, labels: Mapping[str, str], cp: ControlPlane
     }
 
 
-def _secret(name: str, namespace: str, labels: Mapping[str, str], values: Mapping[str, str]) -> Dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": _metadata(name, namespace, labels),
-        "type": "Opaque",
-        "data": encode_strings(values),
-    }
-
-
 def desired_password_secret(names: ChildNames, labels: Mapping[str, str], generation: int,
                             password: str) -> Dict[str, Any]:
-    return _secret(names.password(generation), names.cp_namespace, labels, {"password": password})
+    return secret_manifest(names.password(generation), names.cp_namespace, labels, {"password": password})
 
 
 def source_document(password: str, username: str, user_domain_name: str, auth_url: str,
@@ -103,41 +97,9 @@ def source_document(password: str, username: str, user_domain_name: str, auth_ur
     }
 
 
-def desired_source(names: ChildNames, labels: Mapping[str, str], document: Mapping[str, str]) -> Dict[str, Any]:
-    return _secret(names.source, names.cp_namespace, labels, document)
-
-
-def desired_pushsecret(names: ChildNames, labels: Mapping[str, str], store_name: str, store_kind: str,
-                       digest: str) -> Dict[str, Any]:
-    metadata = _metadata(names.backup, names.cp_namespace, labels)
-    metadata["annotations"] = {PUSH_HASH_ANNOTATION: digest}
-    return {
-        "apiVersion": PUSHSECRET_API_VERSION,
-        "kind": "PushSecret",
-        "metadata": metadata,
-        "spec": {
-            "deletionPolicy": "Delete",
-            "secretStoreRefs": [{"name": store_name, "kind": store_kind}],
-            "selector": {"secret": {"name": names.source}},
-            "data": [{"match": {"remoteRef": {"remoteKey": names.remote_key}}}],
-        },
-    }
-
-
-def owner_reference(order_name: str, order_uid: str) -> Dict[str, Any]:
-    return {
-        "apiVersion": ORDER_API_VERSION,
-        "kind": ORDER_KIND,
-        "name": order_name,
-        "uid": order_uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def desired_delivered_secret(names: ChildNames, labels: Mapping[str, str], order_uid: str,
                              clouds_yaml: str, password: str) -> Dict[str, Any]:
-    secret = _secret(names.delivered, names.order_namespace, labels,
-                     {"clouds.yaml": clouds_yaml, "password": password})
-    secret["metadata"]["ownerReferences"] = [owner_reference(names.order_name, order_uid)]
+    secret = secret_manifest(names.delivered, names.order_namespace, labels,
+                             {"clouds.yaml": clouds_yaml, "password": password})
+    secret["metadata"]["ownerReferences"] = [owner_reference(ORDER_KIND, names.order_name, order_uid)]
     return secret

@@ -1,31 +1,34 @@
-"""Child names, ownership labels and the ownership test.
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""KeystoneUser child names, labels and the ownership test.
 
-Spec: "Projected child names" and "Delivered Secret contract". Every child of an order lives in the
-ControlPlane's namespace under ``<metadata.name>-<8 hex>-user``, where the hash is
-``sha256("<cluster>/<namespace>/<name>")`` (cluster "" for the management cluster), so the same
-order name in another namespace or on another cluster never shares a child name. None of them can
-carry an owner reference, so each carries three labels; an object is ours only with all three
-labels AND one of our names. The delivered Secret ``<name>-credentials`` is the exception: it sits
-beside the order and is owned through a controller owner reference.
+Spec: "Projected child names" and "Delivered Secret contract". Every child of an order lives in the ControlPlane's
+namespace under the prefix ``<metadata.name>-<8 hex>-user-<discriminator>`` (the hash rule is in
+``orders.naming``), with the discriminators ``user`` (the managed K-ORC User), ``user-probe`` (the collision
+probe), ``password-v<N>`` (one Secret per password generation), ``source`` (the document the backup pushes) and
+``backup`` (the PushSecret). The OpenBao path is ``openstack/keystone/<cp ns>/<name>-<hash>-user/service-accounts/
+credentials``. An object is ours only with all three labels AND one of our names. The delivered Secret
+``<name>-credentials`` sits beside the order and is owned through a controller owner reference.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import labels_of, name_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.naming import (  # noqa: F401 - used by callers
+    LabelKeys,
+    fits_label,
+    order_hash,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import name_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels
 
-LABEL_NAME = "c5c3.io/keystoneuser-name"
-LABEL_NAMESPACE = "c5c3.io/keystoneuser-namespace"
-LABEL_CLUSTER = "c5c3.io/keystoneuser-cluster"
+LABELS = LabelKeys.for_kind("keystoneuser")
+LABEL_NAME = LABELS.name
+LABEL_NAMESPACE = LABELS.namespace
+LABEL_CLUSTER = LABELS.cluster
 FINALIZER = "c5c3.io/keystoneuser-teardown"
-MAX_LABEL_VALUE = 63
-
-
-def order_hash(cluster: str, namespace: str, name: str) -> str:
-    """The 8 hex digits that make child names unique per (cluster, namespace, name)."""
-    return hashlib.sha256(f"{cluster}/{namespace}/{name}".encode("utf-8")).hexdigest()[:8]
 
 
 @dataclass(frozen=True)
@@ -36,15 +39,15 @@ class ChildNames:
     order_namespace: str
     cluster: str
     cp_namespace: str
-    base: str  # <name>-<8hex>-user: the managed K-ORC User, and the stem of every other child
+    base: str  # <name>-<8hex>-user: the prefix of every child and the OpenBao path segment
 
     @property
     def user(self) -> str:
-        return self.base
+        return f"{self.base}-user"
 
     @property
     def probe(self) -> str:
-        return f"{self.base}-probe"
+        return f"{self.base}-user-probe"
 
     @property
     def source(self) -> str:
@@ -96,23 +99,14 @@ def child_names(cluster: str, namespace: str, name: str, cp_namespace: str) -> C
 
 def child_labels(cluster: str, namespace: str, name: str) -> Dict[str, str]:
     """The three labels every child in the ControlPlane's namespace carries (cluster "" = management)."""
-    return {LABEL_NAME: name, LABEL_NAMESPACE: namespace, LABEL_CLUSTER: cluster}
+    return LABELS.child(cluster, namespace, name)
 
 
 def delivered_labels(namespace: str, name: str) -> Dict[str, str]:
     """The two labels of the delivered Secret (no cluster label: it lives on the order's cluster)."""
-    return {LABEL_NAME: name, LABEL_NAMESPACE: namespace}
-
-
-def carries_labels(obj: Any, labels: Dict[str, str]) -> bool:
-    present = labels_of(obj)
-    return all(key in present and present[key] == value for key, value in labels.items())
+    return LABELS.delivered(namespace, name)
 
 
 def is_ours(obj: Any, names: ChildNames, labels: Dict[str, str]) -> bool:
     """Ours = all three labels match AND the name is one of our child names."""
     return carries_labels(obj, labels) and names.is_child_name(name_of(obj))
-
-
-def fits_label(value: str) -> bool:
-    return len(value.encode("utf-8")) <= MAX_LABEL_VALUE

@@ -1,9 +1,12 @@
-"""The order's ``.status``: read defensively, written whole.
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""The KeystoneUser's ``.status``: read defensively, written whole.
 
 Spec: "Status" (conditions, observedGeneration, userID, passwordGeneration, lastPasswordRotation,
-nextPasswordRotation, secretName, secretKeys). A garbage status never crashes a pass: unreadable
-fields read as absent. ``compose`` builds the complete new status; the decision carries it only when
-it differs from the status as read, so a converged pass writes nothing.
+nextPasswordRotation, secretName, secretKeys). A garbage status never crashes a pass: unreadable fields read
+as absent. ``StatusFields.render`` gives the fields besides the conditions; ``orders.outcome`` composes the
+whole status and drops the write when it equals the status as read, so a converged pass writes nothing.
 """
 from __future__ import annotations
 
@@ -11,12 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import timestamps
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import (
-    Verdict,
-    build_conditions,
-)
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import dig, mappings
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import FIELD as RECORD_FIELD
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import AdmissionRecord, parse_record
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, mappings
 
 SECRET_KEYS = ("clouds.yaml", "password")
 
@@ -33,6 +34,7 @@ class OrderStatus:
     next_rotation: Optional[datetime]
     secret_name: str
     secret_keys: Tuple[str, ...]
+    admitted: Optional[AdmissionRecord]
 
 
 def parse_status(order: Any) -> OrderStatus:
@@ -51,6 +53,7 @@ def parse_status(order: Any) -> OrderStatus:
         next_rotation=timestamps.parse(raw.get("nextPasswordRotation")),
         secret_name=raw["secretName"] if isinstance(raw.get("secretName"), str) else "",
         secret_keys=tuple(k for k in keys if isinstance(k, str)) if isinstance(keys, list) else (),
+        admitted=parse_record(raw),
     )
 
 
@@ -63,9 +66,11 @@ class StatusFields:
     last_rotation: Optional[datetime] = None
     next_rotation: Optional[datetime] = None
     delivered: bool = False  # secretName/secretKeys are reported
+    secret_name: str = ""    # the delivered Secret's name, reported while ``delivered``
+    admitted: Optional[AdmissionRecord] = None  # what the order was admitted as (status.admittedAs)
 
     @classmethod
-    def carried(cls, status: OrderStatus) -> "StatusFields":
+    def carried(cls, status: OrderStatus, secret_name: str) -> "StatusFields":
         """The fields as they were (a frozen or refused order changes none of them)."""
         return cls(
             user_id=status.user_id,
@@ -73,36 +78,26 @@ class StatusFields:
             last_rotation=status.last_rotation,
             next_rotation=status.next_rotation,
             delivered=bool(status.secret_name),
+            secret_name=secret_name,
+            admitted=status.admitted,
         )
 
+    def render(self) -> Dict[str, Any]:
+        status: Dict[str, Any] = {}
+        if self.user_id:
+            status["userID"] = self.user_id
+        if self.password_generation > 0:
+            status["passwordGeneration"] = self.password_generation
+        if self.last_rotation is not None:
+            status["lastPasswordRotation"] = timestamps.render(self.last_rotation)
+        if self.next_rotation is not None:
+            status["nextPasswordRotation"] = timestamps.render(self.next_rotation)
+        if self.delivered and self.secret_name:
+            status["secretName"] = self.secret_name
+            status["secretKeys"] = list(SECRET_KEYS)
+        if self.admitted is not None:
+            status[RECORD_FIELD] = self.admitted.render()
+        return status
 
-def compose(
-    fields: StatusFields,
-    user: Verdict,
-    delivery: Verdict,
-    previous: OrderStatus,
-    now: datetime,
-    generation: int,
-    secret_name: str,
-) -> Dict[str, Any]:
-    """The complete status object to write."""
-    status: Dict[str, Any] = {
-        "conditions": build_conditions(previous.conditions, user, delivery, now, generation),
-        "observedGeneration": generation,
-    }
-    if fields.user_id:
-        status["userID"] = fields.user_id
-    if fields.password_generation > 0:
-        status["passwordGeneration"] = fields.password_generation
-    if fields.last_rotation is not None:
-        status["lastPasswordRotation"] = timestamps.render(fields.last_rotation)
-    if fields.next_rotation is not None:
-        status["nextPasswordRotation"] = timestamps.render(fields.next_rotation)
-    if fields.delivered and secret_name:
-        status["secretName"] = secret_name
-        status["secretKeys"] = list(SECRET_KEYS)
-    return status
-
-
-def changed(new: Mapping[str, Any], previous: OrderStatus) -> bool:
-    return dict(previous.raw) != dict(new)
+    def summary(self) -> Dict[str, Any]:
+        return {"password_generation": self.password_generation}

@@ -1,7 +1,12 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """What an admitted pass knows about its order, derived once from the snapshot.
 
 Spec: "Projected child names" (names and labels depend on cluster, namespace and name) and
-"Consent" (a PassContext exists only for an admitted order whose ControlPlane was found).
+"Consent" (a PassContext exists only for an admitted order whose ControlPlane was found). The children are named
+for the cluster the order was admitted on (``record``), which is the cluster it is read on unless that cluster
+was registered again under another name.
 """
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from dataclasses import dataclass
 from typing import Dict
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.children import OwnedChildren, sort_children
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.controlplane import ControlPlaneView
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import (
     ChildNames,
     child_labels,
@@ -19,6 +24,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming im
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.orderstatus import OrderStatus
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import Snapshot
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.spec import OrderSpec
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secretstore import StoreVerdict, choose_store
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,7 @@ class PassContext:
     labels: Dict[str, str]            # the three labels of every child in the CP namespace
     delivered_labels: Dict[str, str]  # the two labels of the delivered Secret
     children: OwnedChildren
+    store: StoreVerdict               # the ControlPlane namespace's SecretStore the backup goes through
 
     @property
     def cluster(self) -> str:
@@ -41,10 +48,11 @@ class PassContext:
         return self.snapshot.now
 
 
-def pass_context(snapshot: Snapshot, spec: OrderSpec, status: OrderStatus, cp: ControlPlaneView) -> PassContext:
+def pass_context(snapshot: Snapshot, spec: OrderSpec, status: OrderStatus, cp: ControlPlaneView,
+                 names_cluster: str) -> PassContext:
     identity = spec.identity
-    names = child_names(snapshot.cluster, identity.namespace, identity.name, spec.control_plane_namespace)
-    labels = child_labels(snapshot.cluster, identity.namespace, identity.name)
+    names = child_names(names_cluster, identity.namespace, identity.name, spec.control_plane_namespace)
+    labels = child_labels(names_cluster, identity.namespace, identity.name)
     return PassContext(
         snapshot=snapshot,
         spec=spec,
@@ -54,4 +62,5 @@ def pass_context(snapshot: Snapshot, spec: OrderSpec, status: OrderStatus, cp: C
         labels=labels,
         delivered_labels=delivered_labels(identity.namespace, identity.name),
         children=sort_children(snapshot.children, names, labels),
+        store=choose_store(cp.secret_store, snapshot.secret_stores, cp.namespace),
     )

@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """The user leg: from an admitted order to a Keystone user holding the current password.
 
 Spec: the UserReady rows of "Conditions", "Password rotation"; upstream facts sections 2, 8 and 11
@@ -23,10 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import korc, requeue, timestamps, unlatch
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import Verdict
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.drift import covers
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.eso import store_readiness
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import korc, unlatch
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import requeue
+
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.drift import covers
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.collision import taken_by_another
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import APP_CREDENTIALS
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.externalmode import classify, external_message
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.foldnames import is_reserved
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.manifests import (
@@ -35,11 +42,11 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.manifests
     desired_probe,
     desired_user,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import carries_labels
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.orderstatus import StatusFields
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.outcome import Outcome
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import Outcome
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.passcontext import PassContext
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import (
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
     LEG_USER,
     Apply,
     ClearProgressing,
@@ -47,7 +54,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan impo
     Delete,
     MergePatch,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import (
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     is_deleting,
     name_of,
     namespace_of,
@@ -88,19 +95,22 @@ def provision_user(ctx: PassContext, out: Outcome) -> UserLeg:
             f"user name {ctx.spec.user_name!r} is reserved: ControlPlane {ctx.cp.namespace}/{ctx.cp.name} "
             "creates it in its admin domain itself (its admin user or a built-in service account); "
             "names are compared ignoring case and accents"), requeue.REFUSAL)
-    store_ok, store_message = store_readiness(ctx.snapshot.secret_store, _store_name(ctx), ctx.cp.namespace)
-    if not store_ok:
-        return _stop(ctx, out, carried, Verdict(False, SECRET_STORE_NOT_READY, store_message), requeue.STORE_NOT_READY)
+    if taken_by_another(ctx.spec.identity, ctx.cluster, ctx.children.user is not None, ctx.cp,
+                        ctx.snapshot.rivals, ctx.snapshot.owners):
+        return _stop(ctx, out, carried, Verdict(
+            False, SERVICE_ACCOUNT_COLLISION,
+            f"user name {ctx.spec.user_name!r} is taken on ControlPlane {ctx.cp.namespace}/{ctx.cp.name} by an "
+            "order that holds it or was created earlier (names are compared as Keystone compares them, ignoring "
+            "case and accents); the order never takes a user over"), requeue.REFUSAL)
+    if not ctx.store.ready:
+        return _stop(ctx, out, carried, Verdict(False, SECRET_STORE_NOT_READY, ctx.store.message),
+                     requeue.STORE_NOT_READY)
     if ctx.children.user is None:
         return _probe(ctx, out, carried)
     return _managed(ctx, out, carried, ctx.children.user)
 
 
 # -- helpers shared by the steps ------------------------------------------------------------------
-
-def _store_name(ctx: PassContext) -> str:
-    return name_of(ctx.snapshot.secret_store) or ctx.cp.secret_store_name
-
 
 def _carried_fields(ctx: PassContext) -> StatusFields:
     """The status fields as they stand before this pass changes anything (next re-derived)."""
@@ -110,6 +120,7 @@ def _carried_fields(ctx: PassContext) -> StatusFields:
         password_generation=status.password_generation,
         last_rotation=status.last_rotation,
         next_rotation=next_rotation(status.last_rotation, ctx.spec.rotation_interval, status.password_generation),
+        secret_name=ctx.names.delivered,
     )
 
 
@@ -228,12 +239,13 @@ def _managed(ctx: PassContext, out: Outcome, fields: StatusFields, user: Mapping
     applied = names.password_generation(korc.applied_password_ref(user))
     plan = plan_generation(spec.password_generation, ctx.status.password_generation, sorted(ctx.children.passwords),
                            applied, ctx.status.last_rotation, spec.rotation_interval, now,
-                           ctx.snapshot.app_credentials, spec.identity.name)
+                           ctx.snapshot.app_credentials, spec.identity.name,
+                           ctx.snapshot.read_failures.get(APP_CREDENTIALS, ""))
     generation = plan.generation
     _ensure_password(ctx, out, generation)
 
     desired = desired_user(names, ctx.labels, ctx.cp, spec.user_name, generation)
-    if not (covers(user.get("spec"), desired["spec"]) and carries_labels(user, ctx.labels)):
+    if not (covers(user.get("spec"), desired["spec"]) and carries_labels(user, desired["metadata"]["labels"])):
         repointing = korc.password_ref(user) != names.password(generation)
         why = f"point the User at password generation {generation}" + (f": {plan.cause}" if plan.cause else "")
         index = out.act(Apply(desired, MANAGEMENT, LEG_USER, why if repointing else "repair the User"))
@@ -273,6 +285,7 @@ def _managed(ctx: PassContext, out: Outcome, fields: StatusFields, user: Mapping
         password_generation=generation,
         last_rotation=last,
         next_rotation=next_rotation(last, spec.rotation_interval, generation),
+        secret_name=names.delivered,
     )
     message = (f"Keystone user {spec.user_name!r} exists with id {korc.user_id(user)} and holds password "
                f"generation {generation}")
@@ -280,4 +293,8 @@ def _managed(ctx: PassContext, out: Outcome, fields: StatusFields, user: Mapping
         message += (f"; the scheduled rotation due at {timestamps.render(plan.due_since)} waits for "
                     f"KeystoneApplicationCredential(s) being deleted: {', '.join(plan.held_by)}")
         out.come_back(requeue.REFERENCE_HOLD)
+    elif plan.unreadable:
+        message += (f"; the scheduled rotation due at {timestamps.render(plan.due_since)} waits until the "
+                    f"KeystoneApplicationCredentials naming the order can be read: {plan.unreadable}")
+        out.come_back(requeue.ERROR_RETRY)
     return UserLeg(Verdict(True, USER_PROVISIONED, message), True, fields, _password_text(ctx, generation))

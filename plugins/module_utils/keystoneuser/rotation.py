@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Which password generation the K-ORC User must hold, and when the schedule rotates next.
 
 Spec: "Password rotation" (and its upgrade notes), Status (lastPasswordRotation,
@@ -13,7 +16,7 @@ nextPasswordRotation). Rules:
 - a due *scheduled* rotation waits while a KeystoneApplicationCredential in the order's namespace that
   names the order as ``userRef`` is being deleted (its teardown authenticates with the old password).
   The check runs only when the rotation falls due; a cluster that does not serve the kind (None)
-  never holds the schedule;
+  never holds the schedule; one whose credential orders could not be read holds it until they can be;
 - recovery: when the Secret of the generation K-ORC applied is gone, its password is lost to us, so
   the next generation is started at once (re-creating the same name would never be applied);
 - ``nextPasswordRotation = lastPasswordRotation + interval``; absent with the schedule off and
@@ -25,7 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Optional, Sequence, Tuple
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import dig, is_deleting, name_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, is_deleting, name_of
 
 SPEC = "spec.passwordGeneration was raised"
 SCHEDULE = "the rotation schedule fell due"
@@ -38,6 +42,7 @@ class GenerationPlan:
     cause: str = ""                 # why N is above the floor ("" = it is not)
     held_by: Tuple[str, ...] = ()   # credential orders holding a due scheduled rotation
     due_since: Optional[datetime] = None
+    unreadable: str = ""            # the credential orders could not be read: the due rotation waits
 
 
 def floor_generation(spec_generation: int, status_generation: int, secret_generations: Iterable[int]) -> int:
@@ -57,7 +62,7 @@ def deleting_credentials(app_credentials: Optional[Sequence[Any]], order_name: s
 def schedule_due_at(last_rotation: Optional[datetime], interval: timedelta) -> Optional[datetime]:
     if interval <= timedelta(0) or last_rotation is None:
         return None
-    return last_rotation + interval
+    return timestamps.add(last_rotation, interval)
 
 
 def plan_generation(
@@ -70,6 +75,7 @@ def plan_generation(
     now: datetime,
     app_credentials: Optional[Sequence[Any]],
     order_name: str,
+    app_credentials_error: str = "",
 ) -> GenerationPlan:
     """The generation to hold now. ``applied_generation`` is what K-ORC reports applied (None = none)."""
     floor = floor_generation(spec_generation, status_generation, secret_generations)
@@ -81,6 +87,8 @@ def plan_generation(
     settled = status_generation >= 1 and applied_generation == status_generation == floor
     if not settled or due is None or now < due:
         return GenerationPlan(floor)
+    if app_credentials_error:
+        return GenerationPlan(floor, due_since=due, unreadable=app_credentials_error)
     holders = deleting_credentials(app_credentials, order_name)
     if holders:
         return GenerationPlan(floor, held_by=holders, due_since=due)

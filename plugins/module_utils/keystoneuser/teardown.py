@@ -1,115 +1,100 @@
-"""Deleting an order: holds first, then the children, then the finalizer.
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""Deleting a KeystoneUser: holds first, then the children, then the finalizer.
 
 Spec: "Deletion Semantics"; upstream facts section 11 (Teardown). Runs only for an order with
 ``deletionTimestamp`` set AND our finalizer ``c5c3.io/keystoneuser-teardown`` (an order that never
 got past the assignment has none and goes at once). The assignment is not consulted, so a frozen
-order tears down the same way.
+order tears down the same way; neither is the spec: the children are found from the admission record
+(``record``), so an order whose spec changed or no longer parses is torn down all the same.
 
 1. KeystoneRoleAssignments in the order's namespace naming it as ``userRef`` hold the teardown:
    UserReady False/ReferencedByRoleAssignments with their names, nothing deleted, back in 1 minute;
 2. then KeystoneApplicationCredentials likewise (ReferencedByApplicationCredentials);
+   a list the edge could not read holds the teardown too (ServiceAccountError with the error text);
 3. delete in order: PushSecret (ESO purges OpenBao), managed User (K-ORC deletes the Keystone user),
    probe, every password Secret, source Secret, the delivered Secret if the order owns it;
-4. patient while the ControlPlane exists: the finalizer stays until no child is listed any more,
-   so K-ORC and ESO can clear Keystone and OpenBao first (back every 10 s);
-5. fail open once the ControlPlane is gone: the finalizer is released FIRST in the same pass, then
-   the deletes are sent, whatever their outcome (a failing delete cannot keep the order alive).
+4. patient while the ControlPlane exists, fail open once it is gone (``orders.teardown``). An order whose
+   name is too long for a label value can have no children: its finalizer is released at once.
 """
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import requeue
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.children import sort_children
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import (
-    DELIVERY_READY,
-    USER_READY,
-    Verdict,
-    verdict_of,
-)
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.delivery import is_owned
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import DELIVERY_READY, USER_READY
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.decision import decide
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import (
     FINALIZER,
     child_labels,
     child_names,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.orderstatus import OrderStatus, StatusFields
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.outcome import Outcome, build_decision
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import (
-    LEG_BACKUP,
-    LEG_DELIVERED,
-    LEG_ORDER,
-    LEG_USER,
-    Decision,
-    DecisionContext,
-    Delete,
-    MergePatch,
-)
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import (
-    dig,
-    is_deleting,
-    kind_of,
-    name_of,
-    namespace_of,
-    text,
-    uid_of,
-)
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reasons import (
     HOLD_REASONS,
     REFERENCED_BY_APPLICATION_CREDENTIALS,
     REFERENCED_BY_ROLE_ASSIGNMENTS,
+    SERVICE_ACCOUNT_ERROR,
     WAITING_FOR_SERVICE_ACCOUNTS,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import Snapshot
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.spec import OrderIdentity
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import refs_of
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import (
+    APP_CREDENTIALS,
+    CHILDREN,
+    ROLE_ASSIGNMENTS,
+    Snapshot,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import requeue
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict, verdict_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import OrderIdentity
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
+    LEG_BACKUP,
+    LEG_DELIVERED,
+    LEG_USER,
+    Decision,
+    MergePatch,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import kind_of, name_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import is_owned
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.teardown import (
+    Doomed,
+    delete_children,
+    finalizer_patch as _finalizer_patch,
+    referencing,
+)
 
-ORDER_API_VERSION = "c5c3.io/v1alpha1"
-
-
-def referencing(objects: Optional[Sequence[Mapping[str, Any]]], order_name: str) -> Tuple[str, ...]:
-    """Names of the objects whose ``spec.userRef.name`` is the order (None = kind not served)."""
-    if objects is None:
-        return ()
-    return tuple(sorted(name_of(o) for o in objects if dig(o, "spec", "userRef", "name") == order_name))
+KIND = "KeystoneUser"
 
 
 def finalizer_patch(identity: OrderIdentity, cluster: str, add: bool) -> MergePatch:
-    """Add or remove our finalizer; the resourceVersion precondition guards the whole-list replace."""
-    others = [f for f in identity.finalizers if f != FINALIZER]
-    finalizers = [*identity.finalizers, FINALIZER] if add else others
-    return MergePatch(
-        kind="KeystoneUser", api_version=ORDER_API_VERSION, namespace=identity.namespace, name=identity.name,
-        cluster=cluster, leg=LEG_ORDER,
-        why="install the teardown finalizer" if add else "teardown done: release the finalizer",
-        patch={"metadata": {"finalizers": finalizers}}, resource_version=identity.resource_version,
-    )
-
-
-def _delete(obj: Mapping[str, Any], cluster: str, leg: str) -> Delete:
-    kind = kind_of(obj)
-    api_version = text(obj.get("apiVersion"))
-    return Delete(kind=kind, api_version=api_version, namespace=namespace_of(obj), name=name_of(obj),
-                  cluster=cluster, leg=leg, why="teardown", uid=uid_of(obj) or None)
+    return _finalizer_patch(KIND, FINALIZER, identity, cluster, add)
 
 
 def tear_down(snapshot: Snapshot, identity: OrderIdentity, status: OrderStatus) -> Decision:
-    summary_identity = {"name": identity.name, "namespace": identity.namespace, "cluster": snapshot.cluster,
-                        "deleting": True}
-    fields = StatusFields.carried(status)
-    previous_user = verdict_of(status.conditions, USER_READY,
-                               Verdict(False, WAITING_FOR_SERVICE_ACCOUNTS, "the order is being deleted"))
-    previous_delivery = verdict_of(status.conditions, DELIVERY_READY,
-                                   Verdict(False, WAITING_FOR_SERVICE_ACCOUNTS, "the order is being deleted"))
+    fields = StatusFields.carried(status, f"{identity.name}-credentials")
+    waiting = Verdict(False, WAITING_FOR_SERVICE_ACCOUNTS, "the order is being deleted")
+    previous_user = verdict_of(status.conditions, USER_READY, waiting)
+    previous_delivery = verdict_of(status.conditions, DELIVERY_READY, waiting)
 
     def decision(user: Verdict, actions: List[Any], wait, writes_status: bool = True) -> Decision:
-        context = DecisionContext(now=snapshot.now, generation=identity.generation,
-                                  secret_name=f"{identity.name}-credentials", previous=status, fields=fields,
-                                  user=user, delivery=previous_delivery, writes_status=writes_status)
-        return build_decision(context, actions, wait, summary_identity)
+        return decide(snapshot, status, fields, user, previous_delivery, actions, wait, writes_status=writes_status,
+                      deleting=True)
 
     if FINALIZER not in identity.finalizers:
         return decision(previous_user, [], None, writes_status=False)
+    if not identity.fits_label:  # a name no label can carry never had children
+        return decision(previous_user, [finalizer_patch(identity, snapshot.cluster, add=False)], None,
+                        writes_status=False)
 
+    failures = snapshot.read_failures
+    # Holds must be known before anything is deleted; the children too, unless the teardown fails open anyway.
+    blocking = (ROLE_ASSIGNMENTS, APP_CREDENTIALS) + ((CHILDREN,) if snapshot.control_plane is not None else ())
+    for part in blocking:
+        if failures.get(part):
+            return decision(Verdict(False, SERVICE_ACCOUNT_ERROR, (
+                f"the order is being deleted, but the teardown cannot proceed: {failures[part]}")), [],
+                requeue.ERROR_RETRY)
     holds = (
         (referencing(snapshot.role_assignments, identity.name), REFERENCED_BY_ROLE_ASSIGNMENTS,
          "KeystoneRoleAssignments"),
@@ -122,34 +107,19 @@ def tear_down(snapshot: Snapshot, identity: OrderIdentity, status: OrderStatus) 
                 f"the order is being deleted, but {kind} in namespace {identity.namespace} still name it as "
                 f"userRef: {', '.join(holders)}; delete them first")), [], requeue.REFERENCE_HOLD)
 
-    cp_namespace = text(dig(snapshot.order, "spec", "controlPlaneRef", "namespace"), identity.namespace)
-    names = child_names(snapshot.cluster, identity.namespace, identity.name, cp_namespace)
-    children = sort_children(snapshot.children, names, child_labels(snapshot.cluster, identity.namespace,
-                                                                    identity.name))
-    listed: List[Tuple[Mapping[str, Any], str, str]] = []
-    for obj in children.teardown_order():
-        leg = LEG_BACKUP if kind_of(obj) == "PushSecret" or name_of(obj) == names.source else LEG_USER
-        listed.append((obj, "", leg))
+    refs = refs_of(snapshot.order, snapshot.cluster)
+    names = child_names(refs.cluster, identity.namespace, identity.name, refs.cp_namespace)
+    children = sort_children(snapshot.children, names, child_labels(refs.cluster, identity.namespace, identity.name))
+    doomed = [Doomed(obj, "", LEG_BACKUP if kind_of(obj) == "PushSecret" or name_of(obj) == names.source else LEG_USER)
+              for obj in children.teardown_order()]
     if is_owned(snapshot.delivered, identity.uid):
-        listed.append((snapshot.delivered, snapshot.cluster, LEG_DELIVERED))
+        doomed.append(Doomed(snapshot.delivered, snapshot.cluster, LEG_DELIVERED))
 
-    out = Outcome()
-    if snapshot.control_plane is None:
-        out.act(finalizer_patch(identity, snapshot.cluster, add=False))
-        for obj, cluster, leg in listed:
-            if not is_deleting(obj):
-                out.act(_delete(obj, cluster, leg))
-        return decision(previous_user, out.actions, None, writes_status=False)
-
-    if not listed:
-        return decision(previous_user, [finalizer_patch(identity, snapshot.cluster, add=False)], None,
-                        writes_status=False)
-    for obj, cluster, leg in listed:
-        if not is_deleting(obj):
-            out.act(_delete(obj, cluster, leg))
+    step = delete_children(KIND, FINALIZER, identity, snapshot.cluster, doomed, snapshot.control_plane is not None)
+    if step.released:
+        return decision(previous_user, step.actions, None, writes_status=False)
     user = previous_user
-    if user.reason in HOLD_REASONS:
+    if user.reason in HOLD_REASONS or user.reason == SERVICE_ACCOUNT_ERROR:
         user = Verdict(False, WAITING_FOR_SERVICE_ACCOUNTS, (
-            "the order is being deleted; waiting for its children to go: "
-            + ", ".join(f"{kind_of(o)} {name_of(o)}" for o, _kind, _name in listed)))
-    return decision(user, out.actions, requeue.TEARDOWN)
+            "the order is being deleted; waiting for its children to go: " + ", ".join(step.waiting_for)))
+    return decision(user, step.actions, requeue.TEARDOWN)

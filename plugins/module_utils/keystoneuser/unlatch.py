@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """When to hand a latched transport error back to K-ORC.
 
 Spec: ``ServiceAccountsFailed`` / ``TransportErrorRetryFailed`` rows; upstream facts section 2
@@ -13,8 +16,8 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import timestamps
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import annotations_of, uid_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import annotations_of, uid_of
 
 UNLATCHED_AT_ANNOTATION = "c5c3.io/korc-transport-unlatched-at"
 BACKOFF = timedelta(seconds=30)

@@ -101,6 +101,16 @@ INVALID = [
     *[CASES.status(f"{field.lower()}-format", f"a {field} that is no date-time", "format",
                    f"{field} in body must be of type date-time", f"status.{field}", {field: "soon"})
       for field in ("lastPasswordRotation", "nextPasswordRotation")],
+    *[CASES.status(f"admittedas-{slug}-{limit + 1}", f"an admission record whose {what} has {limit + 1} characters",
+                   "maxLength", f"Too long: may not be more than {limit} bytes", f"status.admittedAs.{path}",
+                   {"admittedAs": record})
+      for slug, what, path, limit, record in (
+          ("controlplaneref-name", "ControlPlane name", "controlPlaneRef.name", 253,
+           {"controlPlaneRef": {"name": "c" * 254, "namespace": "openstack"}}),
+          ("controlplaneref-namespace", "ControlPlane namespace", "controlPlaneRef.namespace", 63,
+           {"controlPlaneRef": {"name": "cp", "namespace": "n" * 64}}),
+          ("username", "user name", "userName", 255, {"userName": "u" * 256}),
+          ("cluster", "cluster", "cluster", 63, {"cluster": "e" * 64}))],
     *condition_refusals(CASES),
 ]
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 from typing import Any, Dict, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import ChildNames, child_names
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import Decision
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import Decision
 
 from .world import CP_NS, NAME, NS, World, cond, unb64
 

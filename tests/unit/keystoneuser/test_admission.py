@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import FINALIZER
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import ActionError, MergePatch
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, MergePatch
 
 from .scenario import delivered, message, reasons, verbs
 from .test_collision import leftover_probe

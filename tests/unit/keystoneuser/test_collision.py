@@ -6,14 +6,14 @@ from datetime import timedelta
 
 import pytest
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import Create, Delete
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import Create, Delete
 
 from . import scenario
 from .scenario import message, reasons, verbs
 from .world import CP_NAME, NAME, control_plane, converged_world, order, standard_world
 
 RESERVED = ["admin", "glance", "placement", "barbican", "neutron", "cinder", "nova", "neutron-nova",
-            "hypervisor-operator", "Admin", "GLANCE", "Gl\u00e1nce", "n\u00f3va", "Neutron-Nova", "Cinde\u0301r"]
+            "hypervisor-operator", "Admin", "GLANCE", "Gl\u00e1nce", "n\u00f3va", "Neutron-Nova", "C\u00cdnder"]
 
 
 @pytest.mark.parametrize("user_name", RESERVED)

@@ -7,13 +7,13 @@ from datetime import timedelta
 
 import pytest
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.eso import PUSH_HASH_ANNOTATION
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.manifests import PUSH_HASH_ANNOTATION
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import (
     LABEL_CLUSTER,
     LABEL_NAME,
     LABEL_NAMESPACE,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import ActionError, Apply
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Apply
 
 from . import scenario
 from .scenario import delivered, message, reasons, verbs
@@ -154,19 +154,31 @@ AUTH_URL_ROWS = [
     ("external, target cluster, endpointType", "edge-1",
      _cp(mode="External", external={"authURL": "https://ext/v3", "endpointType": "internal"}),
      "https://ext/v3", "internal"),
-    ("dev hook: in-cluster URL override", "",
+    ("operator override of the in-cluster URL", "",
      _cp(publicEndpoint="http://127.0.0.1:5000/v3"), "http://127.0.0.1:35357/v3", "internal"),
+    ("operator override does not apply on another cluster", "edge-1",
+     _cp(publicEndpoint="https://keystone.example/v3"), "https://keystone.example/v3", "internal"),
 ]
 
 
 @pytest.mark.parametrize("row, cluster, cp, auth_url, endpoint_type", AUTH_URL_ROWS, ids=[r[0] for r in AUTH_URL_ROWS])
 def test_auth_url_is_resolved_for_the_cluster_the_order_lives_on(row, cluster, cp, auth_url, endpoint_type):
-    if row.startswith("dev hook"):
-        cp["metadata"]["annotations"] = {"c5c3.io/keystone-in-cluster-url": "http://127.0.0.1:35357/v3"}
-    world = converged_world(cluster=cluster, cp=cp)
+    world = standard_world(cluster=cluster, cp=cp)
+    if row.startswith("operator override"):
+        world.keystone_internal_url = "http://127.0.0.1:35357/v3"
+    world.converge()
     cloud = yaml.safe_load(unb64(delivered(world)["data"]["clouds.yaml"]))["clouds"]["admin"]
     assert cloud["auth"]["auth_url"] == auth_url
     assert cloud["endpoint_type"] == endpoint_type
+
+
+def test_no_controlplane_annotation_redirects_the_auth_url():
+    """Issue 10: the former dev hook annotation is ignored; only the operator's module option overrides."""
+    cp = _cp(publicEndpoint="https://keystone.example/v3")
+    cp["metadata"]["annotations"] = {"c5c3.io/keystone-in-cluster-url": "https://attacker.example/v3"}
+    world = converged_world(cp=cp)
+    cloud = yaml.safe_load(unb64(delivered(world)["data"]["clouds.yaml"]))["clouds"]["admin"]
+    assert cloud["auth"]["auth_url"] == "http://cp-keystone.openstack.svc:5000/v3"
 
 
 def test_keystone_not_published_to_a_target_cluster_delivers_nothing():
@@ -177,14 +189,6 @@ def test_keystone_not_published_to_a_target_cluster_delivers_nothing():
     assert delivered(world) is None and scenario.pushsecret(world) is None
     assert "publicEndpoint" in scenario.stored(world, "DeliveryReady")["message"]
     assert decision.requeue_after == timedelta(minutes=10)
-
-
-def test_the_in_cluster_url_override_needs_a_published_endpoint():
-    cp = _cp()
-    cp["metadata"]["annotations"] = {"c5c3.io/keystone-in-cluster-url": "http://127.0.0.1:35357/v3"}
-    world = converged_world(cp=cp)
-    cloud = yaml.safe_load(unb64(delivered(world)["data"]["clouds.yaml"]))["clouds"]["admin"]
-    assert cloud["auth"]["auth_url"] == f"http://{CP_NAME}-keystone.{CP_NS}.svc:5000/v3"
 
 
 def test_delivery_refused_for_a_labelled_secret_the_order_does_not_own():

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import timestamps
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import ActionError, Apply
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Apply
 
 from . import scenario
 from .scenario import delivered_password, password_generations, password_of, reasons, verbs

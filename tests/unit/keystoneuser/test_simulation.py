@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
 
 from . import scenario
 from .world import NAME, b64, standard_world

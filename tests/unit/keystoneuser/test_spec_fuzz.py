@@ -9,7 +9,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reconcile
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import Snapshot
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.spec import OrderSpecError, parse_order
 
-from .world import NOW, control_plane, secret_store
+from .world import NOW, STORE, control_plane, secret_store
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=20))
 json_values = st.recursive(scalars, lambda inner: st.one_of(
@@ -51,7 +51,7 @@ def test_parse_order_raises_nothing_but_order_spec_error(raw):
 @given(orders, st.sampled_from(["", "edge-1", "x" * 64]))
 def test_a_pass_over_any_raw_order_returns_a_decision(raw, cluster):
     snapshot = Snapshot(order=raw if isinstance(raw, dict) else {"metadata": raw}, cluster=cluster, now=NOW,
-                        control_plane=control_plane(), secret_store=secret_store(), children=[], delivered=None,
+                        control_plane=control_plane(), secret_stores={STORE: secret_store()}, children=[], delivered=None,
                         role_assignments=[], app_credentials=[], new_password=lambda: "p" * 43)
     decision = reconcile(snapshot)
     assert decision.reasons["UserReady"]

@@ -7,12 +7,12 @@ from datetime import timedelta
 
 import pytest
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import (
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import build_conditions
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import (
     MAX_MESSAGE_BYTES,
     TRUNCATION_SUFFIX,
     Verdict,
     bound_message,
-    build_conditions,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reconcile import reconcile
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import FINALIZER
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import Delete, MergePatch
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import Delete, MergePatch
 
 from . import scenario
 from .scenario import delivered, message, reasons, verbs

@@ -7,13 +7,14 @@ from datetime import timedelta
 
 import pytest
 
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.collision import NAME_KEY_LABEL, name_key
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import (
     LABEL_CLUSTER,
     LABEL_NAME,
     LABEL_NAMESPACE,
     child_names,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import (
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
     ActionError,
     ClearProgressing,
     MergePatch,
@@ -33,9 +34,12 @@ def test_children_are_named_from_the_order_and_carry_the_three_labels():
     assert base.startswith(f"{NAME}-") and base.endswith("-user") and len(base) == len(NAME) + 14
     children = {key[3]: obj for key, obj in world.objects.items() if key[0] == "" and key[2] == CP_NS
                 and obj["metadata"].get("labels", {}).get(LABEL_NAME) == NAME}
-    assert sorted(children) == sorted([base, f"{base}-password-v1", f"{base}-source", f"{base}-backup"])
-    for obj in children.values():
-        assert obj["metadata"]["labels"] == {LABEL_NAME: NAME, LABEL_NAMESPACE: NS, LABEL_CLUSTER: ""}
+    assert sorted(children) == sorted([f"{base}-user", f"{base}-password-v1", f"{base}-source", f"{base}-backup"])
+    for name, obj in children.items():
+        labels = dict(obj["metadata"]["labels"])
+        if name == f"{base}-user":  # the managed User also carries the digest of its folded name (collision)
+            assert labels.pop(NAME_KEY_LABEL) == name_key("workflow")
+        assert labels == {LABEL_NAME: NAME, LABEL_NAMESPACE: NS, LABEL_CLUSTER: ""}
 
 
 def test_cluster_label_is_present_and_empty_for_the_management_cluster_and_named_on_a_target():

@@ -15,11 +15,13 @@ from __future__ import annotations
 import base64
 import copy
 import itertools
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import eso, foldnames, naming
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.plan import (
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import foldnames, naming
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import backup as eso
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
     ActionError,
     Apply,
     ClearProgressing,
@@ -121,6 +123,7 @@ class World:
         self._serial = itertools.count(1)
         self._passwords = itertools.count(1)
         self.order_key: Optional[Key] = None
+        self.keystone_internal_url = ""  # the operator's override (module option), "" = the spec's table
 
     # -- plumbing ------------------------------------------------------------------------------------
     def new_password(self) -> str:
@@ -173,23 +176,28 @@ class World:
                     if cl == "" and ns == CP_NS and all(v["metadata"].get("labels", {}).get(k) == val
                                                         for k, val in labels.items())]
         delivered = self.get("Secret", f"{name}-credentials", namespace, self.cluster)
-        if delivered is not None and delivered["metadata"].get("labels", {}).get(naming.LABEL_NAME) != name:
-            delivered = None
+        if delivered is not None and naming.LABEL_NAME not in delivered["metadata"].get("labels", {}):
+            delivered = None  # the edge lists Secrets by the label's presence
         return Snapshot(
             order=copy.deepcopy(o), cluster=self.cluster, now=self.now,
             control_plane=copy.deepcopy(self.get("ControlPlane", CP_NAME)),
-            secret_store=copy.deepcopy(self.get("SecretStore", STORE)),
+            secret_stores={s["metadata"]["name"]: copy.deepcopy(s) for (cl, kind, ns, _), s in self.objects.items()
+                           if cl == "" and kind == "SecretStore" and ns == CP_NS},
             children=children, delivered=copy.deepcopy(delivered),
             role_assignments=copy.deepcopy(self.role_assignments),
             app_credentials=copy.deepcopy(self.app_credentials),
             new_password=self.new_password,
+            keystone_internal_url=self.keystone_internal_url,
         )
 
     # -- executing a decision -----------------------------------------------------------------------
-    def execute(self, decision: Decision) -> Decision:
-        for action in decision.actions:
+    def execute(self, decision: Decision, snapshot: Optional[Snapshot] = None) -> Decision:
+        for index, action in enumerate(decision.actions):
             error = self._apply(action)
             if error is not None:
+                if error.live is not None and index == 0 and snapshot is not None:
+                    # as the edge does: a first action's 409 read back is decided again with the live object
+                    return self.execute(reconcile(replace(snapshot, delivered=error.live)))
                 decision = on_action_failure(decision, action, error)
                 break
         if decision.status is not None and self.order is not None:
@@ -198,7 +206,8 @@ class World:
         return decision
 
     def reconcile(self) -> Decision:
-        return self.execute(reconcile(self.snapshot()))
+        snapshot = self.snapshot()
+        return self.execute(reconcile(snapshot), snapshot)
 
     def step(self, seconds: float = 5) -> Optional[Decision]:
         """One pass (none once the order is gone), then the controllers react, then time moves on."""
@@ -240,7 +249,8 @@ class World:
         live = self.objects.get(key)
         if isinstance(action, Create):
             if live is not None:
-                return ActionError(409, "AlreadyExists", f"{action.kind} {action.name!r} already exists")
+                back = copy.deepcopy(live) if action.read_on_conflict else None
+                return ActionError(409, "AlreadyExists", f"{action.kind} {action.name!r} already exists", back)
             self._check_delivery(action)
             self.put(action.obj, action.cluster)
             return None

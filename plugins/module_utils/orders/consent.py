@@ -1,15 +1,19 @@
-"""Admission: may this order be reconciled at all?
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""Admission: may this order be reconciled at all? (every order kind)
 
 Spec: "Consent", "Orders on a target cluster", and the both-conditions rows of "Conditions"
 (ClusterNameTooLong, ControlPlaneNotFound, NamespaceNotAssigned). Checked in this order:
 
 1. the cluster name must fit a label value (63 bytes): it labels every child;
-2. the ControlPlane must exist. On a target cluster a missing one reads NamespaceNotAssigned with
-   the very message a missing assignment gives, so an owner there cannot learn which ControlPlanes
-   exist on the management cluster;
-3. an entry of ``spec.namespaceAssignments`` must match the order's namespace AND cluster. Nothing
-   else admits an order: not ``korc.serviceRegistrations.allowedNamespaces``, not the ControlPlane's
-   own namespace, not its dedicated service namespaces.
+2. the ControlPlane must exist. On a target cluster a missing one reads NamespaceNotAssigned with the very
+   message a missing assignment gives, so an owner there cannot learn which ControlPlanes exist on the
+   management cluster;
+3. the order's namespace must not be the ControlPlane's own namespace or one of its dedicated service
+   namespaces: those admit no order, listed or not;
+4. an entry of ``spec.namespaceAssignments`` must match the order's namespace AND cluster. Nothing else admits an
+   order: not ``korc.serviceRegistrations.allowedNamespaces``.
 
 A refused order is frozen: no action at all, only the status write.
 """
@@ -19,10 +23,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Optional
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import requeue
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.controlplane import ControlPlaneView
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import fits_label
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reasons import (
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import requeue
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.naming import fits_label
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (
     CLUSTER_NAME_TOO_LONG,
     CONTROL_PLANE_NOT_FOUND,
     NAMESPACE_NOT_ASSIGNED,
@@ -66,7 +70,7 @@ def admit(
     cp_name: str,
     control_plane: Optional[ControlPlaneView],
 ) -> Optional[Refusal]:
-    """None when the order is admitted, else the refusal both sub-conditions report."""
+    """None when the order is admitted, else the refusal every sub-condition reports."""
     refusal = cluster_refusal(cluster)
     if refusal is not None:
         return refusal
@@ -80,6 +84,11 @@ def admit(
             f"ControlPlane {cp_namespace}/{cp_name} named by spec.controlPlaneRef does not exist",
             requeue.CONTROL_PLANE_NOT_FOUND,
         )
+    if control_plane.reserves(namespace, cluster):
+        return Refusal(NAMESPACE_NOT_ASSIGNED, (
+            f"namespace {namespace!r} on {describe_cluster(cluster)} is the own namespace or a dedicated service "
+            f"namespace of ControlPlane {cp_namespace}/{cp_name}, which admits no order whether "
+            "spec.namespaceAssignments lists it or not; the order is frozen"), requeue.FROZEN)
     if not control_plane.assigns(namespace, cluster):
         return Refusal(NAMESPACE_NOT_ASSIGNED,
                        not_assigned_message(namespace, cluster, cp_namespace, cp_name),

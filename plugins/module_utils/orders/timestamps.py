@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """RFC 3339 timestamps as Kubernetes stores them (``metav1.Time``: UTC, whole seconds, ``Z``).
 
 Spec: Status (``lastPasswordRotation``, ``nextPasswordRotation``) and Conditions
@@ -18,6 +21,19 @@ _RFC3339 = re.compile(
 def truncate(moment: datetime) -> datetime:
     """``moment`` in UTC without sub-second digits (what survives a round trip through the API)."""
     return moment.astimezone(timezone.utc).replace(microsecond=0)
+
+
+LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # the last moment an RFC 3339 status can hold
+
+
+def add(moment: datetime, delta: timedelta) -> datetime:
+    """``moment + delta``, held at the last representable moment instead of overflowing (a status near the end
+    of the range must not crash a pass)."""
+    try:
+        later = moment + delta
+    except OverflowError:
+        return LATEST
+    return min(later, LATEST)
 
 
 def render(moment: datetime) -> str:

@@ -1,21 +1,20 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """What an order reads from its ControlPlane, with the ControlPlane's own defaults.
 
-Spec: "Consent" (``spec.namespaceAssignments``), "Delivered Secret contract" (auth URL, region,
-cloud name); upstream facts section 1. The ControlPlane is read defensively: a field of the wrong
-type reads as unset, and its default applies.
-
-Dev/test hook: the annotation ``c5c3.io/keystone-in-cluster-url`` replaces the in-cluster Keystone
-URL (``http://<cp>-keystone.<ns>.svc:5000/v3``) of a Managed ControlPlane that also publishes a
-``spec.services.keystone.publicEndpoint``. The local stack runs Keystone on a loopback address, not
-behind a Service, and sets both; a production ControlPlane carries no such annotation.
+Spec: "Consent" (``spec.namespaceAssignments``; the ControlPlane's own namespace and its dedicated service
+namespaces admit no order), "Delivered Secret contract" (auth URL, region, cloud name, the secret store); upstream
+facts section 1. The ControlPlane is read defensively: a field of the wrong type reads as unset, and its default
+applies. Nothing here lets a ControlPlane annotation redirect where consumers send a password: the in-cluster
+Keystone URL comes from the spec's table only (an operator's override is a module option, see ``authurl``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Tuple
+from typing import Any, FrozenSet, Tuple
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import (
-    annotations_of,
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     condition_is_true,
     condition_message,
     dig,
@@ -25,11 +24,12 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj im
     namespace_of,
     text,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secretstore import StoreRef
 
-IN_CLUSTER_URL_ANNOTATION = "c5c3.io/keystone-in-cluster-url"
-DEFAULT_SECRET_STORE = "openbao-tenant-store"
 MANAGED = "Managed"
 EXTERNAL = "External"
+# The services whose dedicated namespace a ControlPlane may declare (upstream DedicatedServiceNamespaces()).
+SERVICES_WITH_NAMESPACES = ("keystone", "horizon", "glance", "placement", "barbican")
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,11 @@ class ControlPlaneView:
     gateway_hostname: str
     external_auth_url: str
     external_endpoint_type: str
-    in_cluster_url_override: str
     assignments: Tuple[Tuple[str, str], ...]  # (namespace, cluster) pairs; cluster "" = management
+    reserved: FrozenSet[Tuple[str, str]]       # (namespace, cluster) of its own and dedicated service namespaces
     admin_credential_ready: bool
     admin_credential_message: str
-    secret_store_name: str
+    secret_store: StoreRef
 
     @property
     def credentials_secret(self) -> str:
@@ -69,6 +69,21 @@ class ControlPlaneView:
 
     def assigns(self, namespace: str, cluster: str) -> bool:
         return (namespace, cluster) in self.assignments
+
+    def reserves(self, namespace: str, cluster: str) -> bool:
+        """The ControlPlane's own namespace (on the management cluster) or one of its service namespaces (on the
+        cluster that service runs on): never an order's home, listed or not."""
+        return (namespace, cluster) in self.reserved
+
+
+def _reserved(raw: Any, namespace: str) -> FrozenSet[Tuple[str, str]]:
+    reserved = {(namespace, "")}
+    services = dig(raw, "spec", "services")
+    for service in SERVICES_WITH_NAMESPACES:
+        dedicated = text(dig(services, service, "namespace", "name"))
+        if dedicated:
+            reserved.add((dedicated, text(dig(services, service, "targetClusterRef", "name"))))
+    return frozenset(reserved)
 
 
 def read_control_plane(raw: Any) -> ControlPlaneView:
@@ -96,9 +111,9 @@ def read_control_plane(raw: Any) -> ControlPlaneView:
         gateway_hostname=text(dig(keystone, "gateway", "hostname")),
         external_auth_url=text(dig(keystone, "external", "authURL")),
         external_endpoint_type=text(dig(keystone, "external", "endpointType"), "public"),
-        in_cluster_url_override=text(annotations_of(raw).get(IN_CLUSTER_URL_ANNOTATION)),
         assignments=tuple(assignments),
+        reserved=_reserved(raw, namespace),
         admin_credential_ready=condition_is_true(raw, "AdminCredentialReady"),
         admin_credential_message=condition_message(admin_condition),
-        secret_store_name=text(dig(spec, "secretStoreRef", "name"), DEFAULT_SECRET_STORE),
+        secret_store=StoreRef(text(dig(spec, "secretStoreRef", "name")), text(dig(spec, "secretStoreRef", "kind"))),
     )

@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Go duration syntax (``time.ParseDuration``), for ``spec.rotation.interval``.
 
 Spec: Spec table, ``rotation.interval`` ("720h", "0s", "1h30m", "90m", "1.5h" ...). The CRD stores

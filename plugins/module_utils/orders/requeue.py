@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """How long until an order is looked at again.
 
 Spec: last paragraph of "Conditions" (cadences); upstream facts section 9. Rules:

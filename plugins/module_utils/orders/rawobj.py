@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Defensive reading of raw Kubernetes objects (plain dicts as the API returns them).
 
 Nothing the core reads is trusted to have the shape its schema promises: an old CRD, a hand edit

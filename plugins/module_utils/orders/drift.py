@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
 """Does a live object already carry what we want? (decides whether a write is needed at all)
 
 Spec: "Status" ("The status write is skipped when nothing changed") and the repair rows of the

@@ -1,45 +1,38 @@
-"""What one pass decided: the actions for the I/O edge, the status to write, when to come back.
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""What one pass decided for one order: the actions for the I/O edge, the status, when to come back.
 
-This is the contract between the pure core and the I/O edge (the module). The edge:
+This is the contract between the pure core of every order kind and the I/O edge. The edge:
 
-1. executes ``Decision.actions`` in order, and stops executing the rest of an order's actions at
-   the first failure, handing that failure to ``failures.on_action_failure(decision, action,
-   ActionError(...))``, which returns the decision to report instead (status rewritten);
-   a ``Delete`` answered 404 (already gone) or 409 on its uid precondition (a different object now
-   holds the name) counts as done, not as a failure;
+1. executes ``Decision.actions`` in order and stops executing the rest of an order's actions at the first
+   failure; it reports that failure (the action and an ``ActionError``) and the kind's core rewrites the
+   decision (``failures.on_action_failure``): the status to report instead. A ``Delete`` answered 404
+   (already gone) or 409 on its uid precondition (a different object now holds the name) counts as done.
+   A ``Create`` with ``read_on_conflict`` that is answered 409 is reported with the live object the edge
+   read back, so the core can decide again with it (an object the order owns whose labels were removed is
+   found this way, without listing what carries no label);
 2. then writes ``Decision.status`` to the order's status subresource -- only when it is not None
    (None = the status as read is already right; a converged pass writes nothing);
 3. comes back after ``Decision.requeue_after`` (None = wait for an event).
 
 Every action names its target: ``kind``, ``api_version``, ``namespace``, ``name`` and ``cluster``
-("" = the management cluster, else the order's target cluster -- only the order itself (finalizer)
-and the delivered Secret live there; every other child is on the management cluster), a short
-``why``, and the ``leg`` it belongs to, which decides which condition a failure lands on:
-``order`` and ``user`` -> UserReady; ``backup`` and ``delivered`` -> DeliveryReady.
+("" = the management cluster, else the order's target cluster), a short ``why``, and the ``leg`` it
+belongs to, which decides which condition a failure lands on (each kind maps its legs to conditions).
 
 Action types:
-- ``Create(obj)``: POST the full object. Children and the delivered Secret are only ever created
-  this way, so a foreign object holding the name is never overwritten: the server answers 409.
-- ``Apply(obj, force=True)``: server-side apply (field manager chosen by the edge) of an object we
-  own: the User's spec (new passwordRef), the source Secret, the PushSecret, the delivered Secret
-  repair (only our two keys, labels and owner reference; keys others added stay).
-- ``MergePatch(patch, resource_version)``: JSON merge patch, with a resourceVersion precondition
-  when given (the order's finalizer list; the unlatch stamp annotation).
-- ``ClearProgressing(resource_version)``: remove the ``Progressing`` condition from a K-ORC User's
-  status (status JSON patch with a ``test`` of resourceVersion). Always followed by a MergePatch of
-  the annotation ``c5c3.io/korc-transport-unlatched-at``.
+- ``Create(obj)``: POST the full object. Children and delivered Secrets are only ever created this way, so a
+  foreign object holding the name is never overwritten: the server answers 409.
+- ``Apply(obj, force=True)``: server-side apply (field manager chosen by the edge) of an object we own.
+- ``MergePatch(patch, resource_version)``: JSON merge patch, with a resourceVersion precondition when given.
+- ``ClearProgressing(resource_version)``: remove the ``Progressing`` condition from an object's status (status
+  JSON patch with a ``test`` of resourceVersion): hands a latched error back to its controller.
 - ``Delete(uid)``: delete with a uid precondition.
 Writing the order's status is not an action: see ``Decision.status``.
 
-``ActionError(status, reason, message)``: ``status`` is the HTTP status (None when no response came
-back), ``reason`` the Kubernetes Status reason ("AlreadyExists", "Conflict", "Forbidden", "Timeout",
-...), ``message`` the error text (it ends up in a condition message; it must not hold a secret).
-
-``Decision`` fields: ``actions``; ``status`` (the complete new ``.status`` or None); ``requeue_after``;
-``ready``; ``reasons`` (condition type -> reason); ``summary`` (for the module's return: name,
-namespace, cluster, ready, reasons, one line per action, status_changed, changed,
-requeue_after_seconds, password_generation; after a failure also failed_action and error);
-``context`` (only for ``on_action_failure``).
+``ActionError(status, reason, message)``: ``status`` is the HTTP status (None when no response came back),
+``reason`` the Kubernetes Status reason ("AlreadyExists", "Conflict", "Forbidden", "Timeout", ...),
+``message`` the error text, already redacted by the edge (it ends up in a condition message).
 
 No action's ``repr`` shows a manifest (Secrets carry passwords); ``Decision.summary`` never holds one.
 """
@@ -49,12 +42,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import Verdict
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.orderstatus import OrderStatus, StatusFields
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.rawobj import dig, text
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import ConditionSet, Verdict
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, text
 
 LEG_ORDER = "order"          # the order object itself (finalizer)
-LEG_USER = "user"            # K-ORC User, probe, password Secrets
+LEG_USER = "user"            # KeystoneUser: K-ORC User, probe, password Secrets
+LEG_CREDENTIAL = "credential"  # BucketCredential: the gateway identity, its keys and key Secrets
 LEG_BACKUP = "backup"        # source Secret, PushSecret
 LEG_DELIVERED = "delivered"  # the Secret beside the order
 
@@ -87,6 +80,7 @@ class Create(_ObjectTarget):
     cluster: str
     leg: str
     why: str
+    read_on_conflict: bool = False  # on 409, read the live object back for the core to decide again
     verb = "create"
 
 
@@ -157,34 +151,39 @@ class ActionError:
     status: Optional[int]
     reason: str
     message: str
+    live: Optional[Mapping[str, Any]] = field(default=None, repr=False)  # read back after a 409 (read_on_conflict)
 
 
 @dataclass(frozen=True)
 class Claim:
     """A status fact that holds only if the action at ``index`` runs (the edge stops at a failure).
 
-    ``on_action_failure`` puts back ``fields`` (and ``delivery``, when set) for every claim whose
-    action did not run.
+    ``on_action_failure`` puts back ``fields`` and the ``verdicts`` given here for every claim whose action
+    did not run.
     """
 
     index: int
-    fields: StatusFields
-    delivery: Optional[Verdict] = None
+    fields: Any
+    verdicts: Mapping[str, Verdict] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class DecisionContext:
-    """What ``on_action_failure`` needs to rewrite the status; not for the edge."""
+    """Everything needed to compose the status, and to recompose it when an action failed; not for the edge.
+
+    ``fields`` are the kind's status fields besides the conditions: an object whose ``render()`` returns
+    them as the status dict carries them.
+    """
 
     now: datetime
     generation: int
-    secret_name: str  # the delivered Secret's name, reported once it carries the current password
-    previous: OrderStatus
-    fields: StatusFields
-    user: Verdict
-    delivery: Verdict
+    conditions: ConditionSet
+    previous: Mapping[str, Any]  # the status as read (raw)
+    fields: Any
+    verdicts: Mapping[str, Verdict]
+    identity: Mapping[str, Any]  # name, namespace, cluster (and deleting): what the summary names
     claims: Tuple[Claim, ...] = ()
-    requeue_cap: Optional[timedelta] = None  # never come back later than this (a due rotation)
+    requeue_cap: Optional[timedelta] = None  # never come back later than this (e.g. a due rotation)
     writes_status: bool = True
 
 

@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""One owner per Keystone user: which order may provision a user name on a ControlPlane.
+
+Spec: ServiceAccountCollision ("A Keystone user of this name exists that the order did not create ... Names are
+compared as Keystone compares them ... The order never takes a user over"); issue 10 item 2. Keystone holds one
+user per (domain, folded name), and every order of a ControlPlane creates its user in that ControlPlane's admin
+domain, so two orders whose user names fold alike would share one user: each one's rotation would break the other,
+and either one's teardown would delete it under the other. So, among the orders on one ControlPlane whose names
+fold alike (``foldnames.fold``), on any cluster:
+
+1. an order that owns the user (its managed K-ORC User exists) keeps it, whatever is created later;
+2. while another order owns it, nobody else may touch it (the owner's User stays even while it is torn down);
+3. otherwise the admitted, not-deleted orders are ranked by creationTimestamp, then uid: only the first may probe
+   and provision; the others report ServiceAccountCollision and never touch the user.
+
+The message never names the other order: it lives in another tenant's namespace.
+
+The managed K-ORC User carries the label ``c5c3.io/keystoneuser-name-key`` (a digest of the folded name), so a
+pass limited to a few orders still finds every owner of their names with one narrow list.
+"""
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from typing import Any, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.foldnames import fold
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import refs_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (
+    OrderIdentity,
+    OrderSpecError,
+    parse_identity,
+)
+
+LATEST = datetime.max.replace(tzinfo=timezone.utc)
+NAME_KEY_LABEL = "c5c3.io/keystoneuser-name-key"
+
+
+def name_key(user_name: str) -> str:
+    """The label value standing for a folded user name (a label value cannot hold any name)."""
+    return hashlib.sha256(fold(user_name).encode("utf-8")).hexdigest()[:40]
+
+
+def claim_key(order: Any, cluster: str) -> Tuple[str, str, str]:
+    """(ControlPlane namespace, ControlPlane name, folded user name): orders with one key meet on one user."""
+    refs = refs_of(order, cluster)
+    return refs.cp_namespace, refs.cp_name, fold(refs.user_name)
+
+
+def _rank(identity: OrderIdentity) -> Tuple[datetime, str]:
+    return timestamps.parse(identity.created) or LATEST, identity.uid
+
+
+def _contender(cluster: str, order: Mapping[str, Any], cp: ControlPlaneView) -> Optional[OrderIdentity]:
+    """The rival's identity when it competes for the name: admitted on this ControlPlane and not being deleted."""
+    try:
+        identity = parse_identity(order)
+    except OrderSpecError:
+        return None
+    if identity.deleting:
+        return None
+    if admit(identity.namespace, cluster, cp.namespace, cp.name, cp) is not None:
+        return None
+    return identity
+
+
+def taken_by_another(me: OrderIdentity, cluster: str, owns: bool, cp: ControlPlaneView,
+                     rivals: Sequence[Tuple[str, Mapping[str, Any]]],
+                     owners: Sequence[Tuple[str, str, str]]) -> bool:
+    """True when another order owns the name or ranks before ``me``; ``owns``: my managed User exists."""
+    if owns:
+        return False
+    mine = (cluster, me.namespace, me.name)
+    if any(owner != mine for owner in owners):
+        return True
+    my_rank = _rank(me)
+    for rival_cluster, rival in rivals:
+        identity = _contender(rival_cluster, rival, cp)
+        if identity is None or (rival_cluster, identity.namespace, identity.name) == mine:
+            continue
+        if _rank(identity) < my_rank:
+            return True
+    return False

@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""The delivered Secret contract every order kind shares.
+
+Spec (KeystoneUser, "Delivered Secret contract"; the object-storage design: "exactly the KeystoneUser delivery
+contract"): the Secret beside the order carries a controller owner reference to the order and the kind's labels;
+the operator applies it with server-side apply and owns its keys. An edited managed key is rewritten, a deleted
+Secret is written again, a key somebody else added stays. A Secret of that name the order does not own (by uid)
+is never taken over: the order reports DeliveryRefused and leaves it unchanged.
+
+The live Secret is whatever holds the name, whatever its labels; one the order owns but whose labels were removed
+is not in the pass's label-selected list, so it is created with ``read_on_conflict``: the 409 brings it back and
+the core decides again with it (repair restores the labels).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_DELIVERED, Apply, Create
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import secret_strings
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels, is_owned
+
+
+@dataclass(frozen=True)
+class DeliveredSecret:
+    """The desired delivered Secret and what the order manages in it."""
+
+    desired: Mapping[str, Any]
+    order_uid: str
+    managed_keys: Sequence[str]
+    cluster: str  # the order's cluster: the Secret lives beside the order
+
+
+def needs_repair(live: Mapping[str, Any], delivered: DeliveredSecret) -> bool:
+    have, want = secret_strings(live), secret_strings(delivered.desired)
+    if any(have.get(key) != want.get(key) for key in delivered.managed_keys):
+        return True
+    if any(key not in want and key in have for key in delivered.managed_keys):
+        return True
+    return not carries_labels(live, delivered.desired["metadata"]["labels"]) or \
+        not is_owned(live, delivered.order_uid)
+
+
+def refused(live: Optional[Mapping[str, Any]], order_uid: str) -> bool:
+    """A Secret of the delivered name exists that the order does not own: it is left alone."""
+    return live is not None and not is_owned(live, order_uid)
+
+
+def carries(live: Optional[Mapping[str, Any]], order_uid: str, key: str, value: Optional[str]) -> bool:
+    """The live delivered Secret is the order's and carries ``value`` under ``key``."""
+    return value is not None and is_owned(live, order_uid) and secret_strings(live).get(key) == value
+
+
+def write_delivered(out: Any, live: Optional[Mapping[str, Any]], delivered: DeliveredSecret) -> Optional[int]:
+    """Create or repair the delivered Secret (the caller has checked ``refused``); the action's index, or None when
+    the live Secret already carries what is wanted."""
+    if live is None:
+        return out.act(Create(delivered.desired, delivered.cluster, LEG_DELIVERED, "deliver the credentials",
+                              read_on_conflict=True))
+    if needs_repair(live, delivered):
+        return out.act(Apply(delivered.desired, delivered.cluster, LEG_DELIVERED, "repair the delivered credentials"))
+    return None

@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""Secrets the orders write, and who owns what.
+
+Ownership is decided by a controller owner reference carrying the order's uid, never by a label: labels are how
+the pass finds its objects cheaply, but anybody who can write a Secret can write labels, while an owner reference
+naming the order's uid is what the order itself put there (and what the garbage collector follows).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import encode_strings, labels_of, owner_uids
+
+ORDER_API_VERSION = "c5c3.io/v1alpha1"
+
+
+def secret_manifest(name: str, namespace: str, labels: Mapping[str, str], values: Mapping[str, str]) -> Dict[str, Any]:
+    """An Opaque Secret carrying ``values`` (text, base64-encoded as ``data``)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "type": "Opaque",
+        "data": encode_strings(values),
+    }
+
+
+def owner_reference(kind: str, order_name: str, order_uid: str) -> Dict[str, Any]:
+    return {
+        "apiVersion": ORDER_API_VERSION,
+        "kind": kind,
+        "name": order_name,
+        "uid": order_uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def is_owned(obj: Optional[Mapping[str, Any]], order_uid: str) -> bool:
+    """Owned = a controller owner reference carrying the order's uid."""
+    return obj is not None and bool(order_uid) and order_uid in owner_uids(obj)
+
+
+def carries_labels(obj: Any, labels: Mapping[str, str]) -> bool:
+    present = labels_of(obj)
+    return all(key in present and present[key] == value for key, value in labels.items())

@@ -1,0 +1,333 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""What a KeystoneUser pass reads, and each order's snapshot built from it.
+
+Reads follow the access contract (docs/install.md): nothing Secret-bearing is listed cluster-wide, and a target
+cluster is read only in the namespaces assigned on it.
+
+Management cluster: ``controlplanes``, ``keystoneusers`` and the two credential-order kinds cluster-wide; in each
+ControlPlane namespace an order needs: Secrets, K-ORC Users and PushSecrets carrying ``c5c3.io/keystoneuser-name``,
+and the SecretStores; in each namespace assigned on the management cluster that holds orders: the labelled
+Secrets. Target cluster ``t``: in each namespace assigned on ``t`` (by any ControlPlane): its KeystoneUsers,
+labelled Secrets and credential orders. A pass limited to named orders narrows the labelled lists with a set-based
+selector (``c5c3.io/keystoneuser-name in (...)``) and reads only those orders' namespaces.
+
+Every list may fail on its own (``k8s.reads``): the orders that need it get the error through their snapshot's
+``read_failures``, a cluster that cannot be read at all is reported with the orders the management cluster's
+children still name, and everything else is reconciled normally.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.reads import Listing, guarded_list
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import collision, snapshot as parts
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import (
+    LABEL_CLUSTER,
+    LABEL_NAME,
+    LABEL_NAMESPACE,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reconcile import on_action_failure, reconcile
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import refs_of
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import Snapshot
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Decision
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
+    is_deleting,
+    labels_of,
+    name_of,
+    namespace_of,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.requeue import ERROR_RETRY
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
+
+MAX_SELECTOR_NAMES = 50
+
+
+def child_selector(order_names: Optional[Set[str]]) -> str:
+    """Our labelled objects: all of them, or (for a targeted pass) only the named orders'."""
+    if order_names is None or len(order_names) > MAX_SELECTOR_NAMES:
+        return LABEL_NAME
+    return f"{LABEL_NAME} in ({','.join(sorted(order_names))})"
+
+
+def assigned_namespaces(control_planes: Iterable[Mapping[str, Any]], cluster: str) -> Set[str]:
+    """Every namespace some ControlPlane assigns on ``cluster`` ("" = management)."""
+    found: Set[str] = set()
+    for raw in control_planes:
+        found.update(ns for ns, on in read_control_plane(raw).assignments if on == cluster)
+    return found
+
+
+class ClusterReads:
+    """One cluster's orders and the objects beside them, by namespace."""
+
+    def __init__(self, name: str, service: Any) -> None:
+        self.name = name
+        self.service = service
+        self.served: frozenset = frozenset()
+        self.error: Optional[str] = None          # the cluster could not be read at all
+        self.orders: List[Mapping[str, Any]] = []
+        self.order_failures: Dict[str, str] = {}  # namespace -> why its orders could not be listed
+        self.secrets: Dict[str, Listing] = {}     # namespace -> labelled Secrets
+        self.role_assignments: Dict[str, Listing] = {}
+        self.app_credentials: Dict[str, Listing] = {}
+
+    def serves(self, resource: R.Resource) -> bool:
+        return resource.plural in self.served
+
+    def discover(self) -> bool:
+        try:
+            self.served = self.service.served(R.C5C3)
+        except KubeError as exc:
+            self.error = f"cluster {self.name or 'management'} cannot be read: {exc.summary()}"
+            return False
+        return True
+
+
+class KeystoneUserSource:
+    """The KeystoneUser ``OrderSource`` of ``k8s.runner``."""
+
+    kind = "KeystoneUser"
+    resource = R.KEYSTONEUSER
+
+    def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection,
+                 new_password: Callable[[], str], redactor: Redactor,
+                 keystone_internal_urls: Optional[Mapping[str, str]] = None) -> None:
+        self.clusters = [ClusterReads("", management)] + [ClusterReads(n, s) for n, s in sorted(targets.items())]
+        self.selection = selection
+        self.limited = selection.limited
+        self.new_password = new_password
+        self.redactor = redactor
+        self.internal_urls = dict(keystone_internal_urls or {})
+        self.control_planes: Dict[Tuple[str, str], Mapping[str, Any]] = {}
+        self.cp_error: Optional[str] = None
+        self.children: Dict[Tuple[str, str, str], List[Mapping[str, Any]]] = defaultdict(list)
+        self.children_failures: Dict[str, str] = {}       # ControlPlane namespace -> error
+        self.stores: Dict[str, Dict[str, Mapping[str, Any]]] = {}
+        self.store_failures: Dict[str, str] = {}
+        self.owners: Dict[Tuple[str, str], Set[Tuple[str, str, str]]] = defaultdict(set)
+        self.rivals: Dict[Tuple[str, str, str], List[Tuple[str, Mapping[str, Any]]]] = defaultdict(list)
+
+    # -- reads -------------------------------------------------------------------------------------
+    def read(self) -> None:
+        management = self.clusters[0]
+        if not management.discover():
+            for target in self.clusters[1:]:
+                target.error = (f"cluster {target.name} is not read: its namespaces come from the ControlPlanes, "
+                                f"and {management.error}")
+            return
+        cps = guarded_list(management.service, R.CONTROLPLANE) if management.serves(R.CONTROLPLANE) else Listing("")
+        if not cps.ok:
+            self.cp_error = cps.error
+        self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
+        self._read_orders(management, cps)
+        for target in self.clusters[1:]:
+            if self.cp_error:
+                target.error = f"cluster {target.name} is not read: {self.cp_error}"
+            elif target.discover():
+                self._read_orders(target, cps)
+        names = {name_of(o) for c in self.clusters for o in c.orders} if self.limited else None
+        selector = child_selector(names)
+        self._read_children(selector)
+        for cluster in self.clusters:
+            if cluster.error is None:
+                self._read_beside_orders(cluster, selector, cps.items)
+        self._index_rivals()
+
+    def _read_orders(self, cluster: ClusterReads, cps: Listing) -> None:
+        if not cluster.serves(R.KEYSTONEUSER):
+            return
+        if cluster.name == "":
+            listing = guarded_list(cluster.service, R.KEYSTONEUSER)
+            if not listing.ok:
+                cluster.error = listing.error
+            cluster.orders = [o for o in listing.items if self.selection.wants(namespace_of(o), name_of(o))]
+            return
+        for namespace in sorted(assigned_namespaces(cps.items, cluster.name)):
+            if not self.selection.may_want_namespace(namespace):
+                continue
+            listing = guarded_list(cluster.service, R.KEYSTONEUSER, namespace, cluster=cluster.name)
+            if not listing.ok:
+                cluster.order_failures[namespace] = listing.error or ""
+            cluster.orders += [o for o in listing.items if self.selection.wants(namespace, name_of(o))]
+
+    def _cp_namespaces(self) -> Set[str]:
+        """The ControlPlane namespaces whose children the pass needs: every ControlPlane's (a limited pass: those
+        its orders name), and those a teardown names whose ControlPlane is gone."""
+        needed = set() if self.limited else {namespace for namespace, _ in self.control_planes}
+        for cluster in self.clusters:
+            for order in cluster.orders:
+                refs = refs_of(order, cluster.name)
+                if (refs.cp_namespace, refs.cp_name) in self.control_planes or is_deleting(order):
+                    needed.add(refs.cp_namespace)
+        return needed
+
+    def _read_children(self, selector: str) -> None:
+        service = self.clusters[0].service
+        for namespace in sorted(self._cp_namespaces()):
+            listings = [guarded_list(service, R.SECRET, namespace, selector),
+                        guarded_list(service, R.KORC_USER, namespace, selector),
+                        guarded_list(service, R.PUSHSECRET, namespace, selector)]
+            errors = [lst.error for lst in listings if not lst.ok]
+            if errors:
+                self.children_failures[namespace] = "; ".join(e for e in errors if e)
+            for listing in listings:
+                for obj in listing.items:
+                    labels = labels_of(obj)
+                    if LABEL_CLUSTER not in labels:
+                        continue  # a delivered Secret (of an order in the ControlPlane namespace): not a child
+                    if obj.get("kind") == "Secret":
+                        self.redactor.add_secret(obj)
+                    key = (labels[LABEL_CLUSTER], labels.get(LABEL_NAMESPACE, ""), labels.get(LABEL_NAME, ""))
+                    self.children[key].append(obj)
+                    if obj.get("kind") == "User" and collision.NAME_KEY_LABEL in labels:
+                        self.owners[(namespace, labels[collision.NAME_KEY_LABEL])].add(key)
+            if self.limited:
+                self._read_owners(service, namespace)
+            stores = guarded_list(service, R.SECRETSTORE, namespace)
+            if not stores.ok:
+                self.store_failures[namespace] = stores.error or ""
+            self.stores[namespace] = {name_of(s): s for s in stores.items}
+
+    def _read_owners(self, service: Any, namespace: str) -> None:
+        """A limited pass sees only its orders' children: find every owner of their names with one narrow list."""
+        keys = sorted({collision.name_key(refs_of(o, c.name).user_name) for c in self.clusters for o in c.orders
+                       if refs_of(o, c.name).cp_namespace == namespace})
+        if not keys or len(keys) > MAX_SELECTOR_NAMES:
+            return
+        listing = guarded_list(service, R.KORC_USER, namespace, f"{collision.NAME_KEY_LABEL} in ({','.join(keys)})")
+        if not listing.ok:
+            self.children_failures[namespace] = listing.error or ""
+        for user in listing.items:
+            labels = labels_of(user)
+            self.owners[(namespace, labels.get(collision.NAME_KEY_LABEL, ""))].add(
+                (labels.get(LABEL_CLUSTER, ""), labels.get(LABEL_NAMESPACE, ""), labels.get(LABEL_NAME, "")))
+
+    def _read_beside_orders(self, cluster: ClusterReads, selector: str, cps: List[Mapping[str, Any]]) -> None:
+        holding = {namespace_of(o) for o in cluster.orders}
+        assigned = assigned_namespaces(cps, cluster.name)
+        for namespace in sorted(holding & assigned):
+            listing = guarded_list(cluster.service, R.SECRET, namespace, selector, cluster.name)
+            for secret in listing.items:
+                self.redactor.add_secret(secret)
+            cluster.secrets[namespace] = listing
+        if not holding:
+            return
+        for resource, index in ((R.ROLE_ASSIGNMENT, cluster.role_assignments),
+                                (R.APP_CREDENTIAL, cluster.app_credentials)):
+            if not cluster.serves(resource):
+                continue
+            if cluster.name == "":  # not secret: one list for the whole management cluster
+                listing = guarded_list(cluster.service, resource)
+                for namespace in holding:
+                    index[namespace] = Listing(listing.what, [o for o in listing.items
+                                                              if namespace_of(o) == namespace], listing.error)
+            else:
+                for namespace in sorted(holding & assigned):
+                    index[namespace] = guarded_list(cluster.service, resource, namespace, cluster=cluster.name)
+
+    def _index_rivals(self) -> None:
+        for cluster in self.clusters:
+            for order in cluster.orders:
+                self.rivals[collision.claim_key(order, cluster.name)].append((cluster.name, order))
+
+    # -- per order ---------------------------------------------------------------------------------
+    def orders(self) -> Iterable[Tuple[str, Mapping[str, Any]]]:
+        for cluster in self.clusters:
+            for order in cluster.orders:
+                yield cluster.name, order
+
+    def snapshot(self, cluster_name: str, order: Mapping[str, Any], now: datetime) -> Snapshot:
+        cluster = next(c for c in self.clusters if c.name == cluster_name)
+        namespace, name = namespace_of(order), name_of(order)
+        refs = refs_of(order, cluster_name)
+        failures: Dict[str, str] = {}
+        if refs.cp_namespace in self.children_failures:
+            failures[parts.CHILDREN] = self.children_failures[refs.cp_namespace]
+        if refs.cp_namespace in self.store_failures:
+            failures[parts.SECRET_STORES] = self.store_failures[refs.cp_namespace]
+        secrets = cluster.secrets.get(namespace)
+        if secrets is not None and not secrets.ok:
+            failures[parts.DELIVERED] = secrets.error or ""
+        role_assignments = self._credential_orders(cluster, cluster.role_assignments, R.ROLE_ASSIGNMENT, namespace,
+                                                   failures, parts.ROLE_ASSIGNMENTS)
+        app_credentials = self._credential_orders(cluster, cluster.app_credentials, R.APP_CREDENTIAL, namespace,
+                                                  failures, parts.APP_CREDENTIALS)
+        if self.cp_error:
+            failures[parts.CHILDREN] = self.cp_error
+        delivered = next((s for s in (secrets.items if secrets is not None else ())
+                          if name_of(s) == f"{name}-credentials"), None)
+        key = collision.claim_key(order, cluster_name)
+        return Snapshot(
+            order=order,
+            cluster=cluster_name,
+            now=now,
+            control_plane=self.control_planes.get((refs.cp_namespace, refs.cp_name)),
+            secret_stores=self.stores.get(refs.cp_namespace, {}),
+            children=[c for c in self.children.get((refs.cluster, namespace, name), ())
+                      if namespace_of(c) == refs.cp_namespace],
+            delivered=delivered,
+            role_assignments=role_assignments,
+            app_credentials=app_credentials,
+            new_password=self.new_password,
+            rivals=tuple(self.rivals.get(key, ())),
+            owners=tuple(sorted(self.owners.get((refs.cp_namespace, collision.name_key(refs.user_name)), ()))),
+            read_failures=failures,
+            keystone_internal_url=self.internal_urls.get(f"{refs.cp_namespace}/{refs.cp_name}", ""),
+        )
+
+    @staticmethod
+    def _credential_orders(cluster: ClusterReads, index: Dict[str, Listing], resource: R.Resource, namespace: str,
+                           failures: Dict[str, str], part: str) -> Optional[List[Mapping[str, Any]]]:
+        if not cluster.serves(resource):
+            return None  # the cluster does not serve the kind: nothing can hold the order
+        listing = index.get(namespace)
+        if listing is None:
+            return []
+        if not listing.ok:
+            failures[part] = listing.error or ""
+        return list(listing.items)
+
+    def reconcile(self, snapshot: Snapshot) -> Decision:
+        return reconcile(snapshot)
+
+    def on_action_failure(self, decision: Decision, action: Any, error: ActionError) -> Decision:
+        return on_action_failure(decision, action, error)
+
+    def with_live(self, snapshot: Snapshot, live: Mapping[str, Any]) -> Snapshot:
+        return replace(snapshot, delivered=live)
+
+    def live_objects(self, snapshot: Snapshot) -> List[Mapping[str, Any]]:
+        return list(snapshot.children)
+
+    # -- what could not be read -----------------------------------------------------------------------
+    def read_errors(self) -> List[Dict[str, str]]:
+        errors = [{"cluster": c.name, "error": c.error} for c in self.clusters if c.error]
+        errors += [{"cluster": c.name, "namespace": ns, "error": e}
+                   for c in self.clusters for ns, e in sorted(c.order_failures.items())]
+        return errors
+
+    def unreadable(self) -> List[Dict[str, Any]]:
+        """The orders of a cluster (or namespace) that could not be listed, as named by their children."""
+        entries = []
+        for cluster in self.clusters:
+            if cluster.error is None and not cluster.order_failures:
+                continue
+            named = {(ns, n) for (cl, ns, n) in self.children if cl == cluster.name and self.selection.wants(ns, n)}
+            for namespace, name in sorted(named):
+                if cluster.error is None and namespace not in cluster.order_failures:
+                    continue
+                error = cluster.error or cluster.order_failures[namespace]
+                entries.append({"kind": self.kind, "name": name, "namespace": namespace, "cluster": cluster.name,
+                                "ready": False, "reasons": {}, "changed": False, "actions": [],
+                                "status_written": False, "requeue_after": ERROR_RETRY.total_seconds(),
+                                "error": error})
+        return entries
