@@ -189,27 +189,40 @@ def test_tls_and_401_errors_are_never_unlatched(text):
     assert reasons(decision)[0] == "ServiceAccountsFailed"
 
 
-def test_transport_error_retry_failed_when_the_clear_is_refused():
+def _failed_clear(error):
+    """A pass over a User with a latched transport error whose clear the edge answers with ``error``."""
     world = standard_world()
     user = _user_created(world)
     set_korc_conditions(user, progressing=("False", "InvalidConfiguration", TRANSPORT))
-    world.fail[("clear Progressing on", "User", user["metadata"]["name"])] = ActionError(
-        403, "Forbidden", "users.openstack.k-orc.cloud/status is forbidden")
-    decision = world.reconcile()
+    world.fail[("clear Progressing on", "User", user["metadata"]["name"])] = error
+    return world.reconcile(), user
+
+
+def test_transport_error_retry_failed_when_the_clear_is_refused():
+    decision, _ = _failed_clear(ActionError(403, "Forbidden", "users.openstack.k-orc.cloud/status is forbidden"))
     assert reasons(decision)[0] == "TransportErrorRetryFailed"
     assert "forbidden" in message(decision, "UserReady")
+    assert decision.requeue_after == timedelta(seconds=30)
 
 
 @pytest.mark.parametrize("status, reason", [(404, "NotFound"), (409, "Conflict"), (429, "TooManyRequests"),
-                                            (503, "ServiceUnavailable"), (None, "Timeout")])
-def test_clear_is_skipped_or_retried_on_not_found_conflict_throttling_timeouts_and_5xx(status, reason):
-    world = standard_world()
-    user = _user_created(world)
-    set_korc_conditions(user, progressing=("False", "InvalidConfiguration", TRANSPORT))
-    world.fail[("clear Progressing on", "User", user["metadata"]["name"])] = ActionError(status, reason, "x")
-    decision = world.reconcile()
-    assert reasons(decision)[0] == "ServiceAccountsFailed"
-    assert decision.requeue_after <= timedelta(seconds=30)
+                                            (500, "InternalError"), (503, "ServiceUnavailable"),
+                                            (None, "Timeout"), (504, "Timeout")])
+def test_every_failed_clear_is_transport_error_retry_failed_and_a_short_lived_cause_comes_back_soon(status, reason):
+    """Issue 11: before, a 404/409/429/5xx/timeout on the clear left UserReady at ServiceAccountsFailed (as decided)
+    and only other codes read TransportErrorRetryFailed; the spec's row applies whenever the clear fails."""
+    decision, user = _failed_clear(ActionError(status, reason, f"the clear met {reason}"))
+    assert reasons(decision)[0] == "TransportErrorRetryFailed"
+    text = message(decision, "UserReady")
+    assert f"the clear met {reason}" in text and user["metadata"]["name"] in text
+    assert decision.requeue_after <= timedelta(seconds=10)  # the K-ORC progress interval, not the 30 s error retry
+    assert any(c["type"] == "Progressing" for c in user["status"]["conditions"])  # nothing was cleared
+
+
+def test_a_failed_clear_reports_the_status_code_when_the_server_gives_no_text():
+    decision, _ = _failed_clear(ActionError(422, "", ""))
+    assert reasons(decision)[0] == "TransportErrorRetryFailed"
+    assert "HTTP 422" in message(decision, "UserReady")
 
 
 def test_service_account_error_carries_the_kubernetes_error_text():
