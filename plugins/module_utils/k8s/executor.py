@@ -6,12 +6,15 @@
 Only I/O: what a failure means for the order's conditions is the core's to say (the runner hands the
 failure back to the kind's ``on_action_failure``). Rules of the contract (``orders.plan``) kept here:
 a Delete answered 404 or 409 (uid precondition) counts as done; a Create with ``read_on_conflict`` answered
-409 is reported with the object read back; every error text is scrubbed of known secrets first.
+409 is reported with the object read back; an Event is best effort (its failure never fails the order); an
+action type this module does not know (the object-storage gateway calls) goes to the ``other`` executor the
+caller gives; every error text is scrubbed of known secrets first.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
@@ -51,6 +54,8 @@ def run_action(service: Any, action: plan.Action, live_objects: Sequence[Mapping
             ops.insert(0, {"op": "test", "path": "/metadata/resourceVersion", "value": action.resource_version})
         service.json_patch(R.resource_for(action.api_version, action.kind), action.namespace, action.name, ops,
                            subresource="status")
+    elif isinstance(action, plan.RecordEvent):
+        service.create(event_manifest(action, datetime.now(timezone.utc)))
     elif isinstance(action, plan.Delete):
         try:
             service.delete(R.resource_for(action.api_version, action.kind), action.namespace, action.name,
@@ -60,6 +65,23 @@ def run_action(service: Any, action: plan.Action, live_objects: Sequence[Mapping
                 raise
     else:  # pragma: no cover - the core only emits the types above
         raise TypeError(f"unknown action {action!r}")
+
+
+EVENT_COMPONENT = "c5c3-orders"
+
+
+def event_manifest(action: plan.RecordEvent, now: datetime) -> Dict[str, Any]:
+    """A core/v1 Event on the involved object (what ``kubectl describe`` shows)."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    involved = dict(action.involved)
+    return {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"generateName": f"{involved.get('name', 'object')}.", "namespace": involved.get("namespace", "")},
+        "involvedObject": involved,
+        "reason": action.reason, "message": action.message, "type": action.event_type,
+        "source": {"component": EVENT_COMPONENT}, "reportingComponent": EVENT_COMPONENT,
+        "reportingInstance": EVENT_COMPONENT, "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+    }
 
 
 def status_patch(old_status: Optional[Mapping[str, Any]], new_status: Mapping[str, Any]) -> Dict[str, Any]:
@@ -87,11 +109,37 @@ def _read_back(service: Any, action: plan.Create) -> Optional[Mapping[str, Any]]
         return None
 
 
+KUBERNETES_ACTIONS = (plan.Create, plan.Apply, plan.MergePatch, plan.ClearProgressing, plan.Delete, plan.RecordEvent)
+# Another executor: runs one action of a type this module does not know, or raises OtherActionError.
+OtherExecutor = Callable[[Any], None]
+
+
+class OtherActionError(Exception):
+    """How an action of another executor failed (already key-free: the executor that raises it knows the keys)."""
+
+    def __init__(self, status: Optional[int], reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+
 def execute(actions: Sequence[plan.Action], services: Mapping[str, Any], live_objects: Sequence[Mapping[str, Any]],
-            redactor: Redactor) -> Execution:
+            redactor: Redactor, other: Optional[OtherExecutor] = None) -> Execution:
     """Run ``actions`` in order; ``services`` maps a cluster name ("" = management) to its KubeService."""
     run = Execution()
     for action in actions:
+        if not isinstance(action, KUBERNETES_ACTIONS):
+            try:
+                if other is None:
+                    raise OtherActionError(None, "Unsupported", f"no executor for {type(action).__name__}")
+                other(action)
+            except OtherActionError as exc:
+                run.failed = action
+                run.error = plan.ActionError(exc.status, exc.reason, redactor.scrub(exc.message))
+                return run
+            run.done.append(plan.describe(action))
+            continue
         obj = getattr(action, "obj", None)
         if isinstance(obj, Mapping) and obj.get("kind") == "Secret":
             redactor.add_secret(obj, written=True)
@@ -104,6 +152,8 @@ def execute(actions: Sequence[plan.Action], services: Mapping[str, Any], live_ob
         try:
             run_action(service, action, live_objects)
         except KubeError as exc:
+            if isinstance(action, plan.RecordEvent):
+                continue  # best effort: an Event never fails the order
             live = None
             if isinstance(action, plan.Create) and action.read_on_conflict and exc.conflict:
                 live = _read_back(service, action)

@@ -91,13 +91,14 @@ def _write_status(service: Any, resource: Resource, order: Mapping[str, Any], de
 
 def reconcile_order(source: OrderSource, services: Mapping[str, Any], cluster: str, order: Mapping[str, Any],
                     now: datetime, redactor: Redactor) -> Tuple[Decision, Execution, bool, Optional[str]]:
+    other = getattr(source, "execute_other", None)  # a kind's own action types (the gateway calls)
     snapshot = source.snapshot(cluster, order, now)
     decision = source.reconcile(snapshot)
-    run = execute(decision.actions, services, source.live_objects(snapshot), redactor)
+    run = execute(decision.actions, services, source.live_objects(snapshot), redactor, other)
     if run.error is not None and run.error.live is not None and not run.done:
         snapshot = source.with_live(snapshot, run.error.live)
         decision = source.reconcile(snapshot)
-        run = execute(decision.actions, services, source.live_objects(snapshot), redactor)
+        run = execute(decision.actions, services, source.live_objects(snapshot), redactor, other)
     if run.failed is not None and run.error is not None:
         decision = source.on_action_failure(decision, run.failed, replace(run.error, live=None))
     written, status_error = _write_status(services[cluster], source.resource, order, decision, redactor)

@@ -56,6 +56,7 @@ class ConditionSet:
     """The sub-condition types of one kind, in the order they are reported."""
 
     subtypes: Tuple[str, ...]
+    with_ready: bool = True  # a kind with one condition and no aggregate (ObjectStore) sets False
 
     def aggregate(self, verdicts: Mapping[str, Verdict]) -> Verdict:
         waiting = [t for t in self.subtypes if not verdicts[t].ok]
@@ -71,14 +72,17 @@ class ConditionSet:
     def reasons(self, verdicts: Mapping[str, Verdict]) -> Dict[str, str]:
         """Condition type -> reason, Ready included (what a pass reports per order)."""
         reasons = {t: verdicts[t].reason for t in self.subtypes}
-        reasons[READY] = self.aggregate(verdicts).reason
+        if self.with_ready:
+            reasons[READY] = self.aggregate(verdicts).reason
         return reasons
 
     def build(self, previous: Sequence[Mapping[str, Any]], verdicts: Mapping[str, Verdict], now: datetime,
               generation: int) -> List[Dict[str, Any]]:
         """The conditions to write, keeping each previous lastTransitionTime whose status did not change."""
         before = {c.get("type"): c for c in previous if isinstance(c, Mapping)}
-        ordered = [(t, verdicts[t]) for t in self.subtypes] + [(READY, self.aggregate(verdicts))]
+        ordered = [(t, verdicts[t]) for t in self.subtypes]
+        if self.with_ready:
+            ordered.append((READY, self.aggregate(verdicts)))
         conditions = []
         for condition_type, verdict in ordered:
             old = before.get(condition_type)

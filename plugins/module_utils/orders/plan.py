@@ -28,6 +28,9 @@ Action types:
 - ``ClearProgressing(resource_version)``: remove the ``Progressing`` condition from an object's status (status
   JSON patch with a ``test`` of resourceVersion): hands a latched error back to its controller.
 - ``Delete(uid)``: delete with a uid precondition.
+- ``RecordEvent(involved, reason, message)``: a Kubernetes Event on an object (best effort).
+A kind may add action types the edge carries out by other means (the object-storage gateway calls,
+``objectstorage.gateway``); the edge hands each of those to the executor that knows it.
 Writing the order's status is not an action: see ``Decision.status``.
 
 ``ActionError(status, reason, message)``: ``status`` is the HTTP status (None when no response came back),
@@ -134,7 +137,35 @@ class Delete:
     verb = "delete"
 
 
-Action = Union[Create, Apply, MergePatch, ClearProgressing, Delete]
+@dataclass(frozen=True)
+class RecordEvent:
+    """A Kubernetes Event on ``involved`` (apiVersion, kind, namespace, name, uid): every gateway action the
+    object-storage kinds take is recorded this way. Best effort: the edge never fails an order for an Event.
+    The message must never hold a key or a secret."""
+
+    involved: Mapping[str, str]
+    reason: str
+    message: str
+    cluster: str
+    event_type: str = "Normal"
+    leg: str = LEG_ORDER
+    why: str = "record what was done"
+    verb = "record an event on"
+
+    @property
+    def kind(self) -> str:
+        return self.involved.get("kind", "")
+
+    @property
+    def namespace(self) -> str:
+        return self.involved.get("namespace", "")
+
+    @property
+    def name(self) -> str:
+        return self.involved.get("name", "")
+
+
+Action = Union[Create, Apply, MergePatch, ClearProgressing, Delete, RecordEvent, Any]
 
 
 def describe(action: Action) -> str:

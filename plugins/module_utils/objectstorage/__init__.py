@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""The pure core of the object-storage kinds: snapshot in, decision out, no I/O.
+
+Per-bucket credentials with two key slots on Ceph RGW accounts (seed 003, carried into orders by
+``shared/design/bucket-credentials.md``). Entry points: ``store.decide_store``, ``account.decide_account``,
+``credential.decide_credential`` (each with ``on_action_failure``), in that order within a pass. The contract
+with the edge: ``snapshot.py`` (input), ``gateway.py`` and ``orders/plan.py`` (output). What every order kind
+shares lives in ``orders/``.
+
+| Design rule                                                     | File |
+|-----------------------------------------------------------------|------|
+| 1. ObjectStore: readiness causes, probe cadence                 | store.py (rgw/readiness.py classifies) |
+| 2. Account per tenant and store; id derived; 409 is success      | account.py, naming.py |
+| 2.2 New account: own root, rotated at once                      | account.py (``_create_key_user``, ``_rotated_verdict``) |
+| 2.3 Migration: adopt the legacy user, only on ``migrate``        | account.py (``_set_up``) |
+| 2.4 Shared account; ``perBucketCredentials`` only at first setup | account.py (``missing_account``, ``accounts_to_create``) |
+| 2.5 Non-downgrade                                                | account.py (``decide_account``, ``_gateway_error``) |
+| 2.6 Root key rotation; refused while legacy buckets remain      | account.py (``_stage``) |
+| 3. BucketCredential admission, one order per bucket             | credential.py (``decide_credential``, ``_holder``) |
+| 3. IAM user, inline policy, bucket policy from both inputs      | credential.py (``_bucket``, ``_ensure_bucket``), policy.py |
+| 3. Slots: issue, overlap, revoke last, last key protected       | slots.py, credential.py |
+| 3. Untracked keys reported, never deleted                       | slots.py, credential.py |
+| 3. Delivered Secret ``<name>-s3``, backup first                  | credential.py (``_deliver``; orders/backup.py, orders/delivery.py) |
+| 3. Shared account: the account's one key, scope Account         | credential.py (``_shared``) |
+| 3. Deletion: keys, policy, grant, user, children; bucket stays  | credential.py (``tear_down``) |
+| 3. Every action raises an Event                                 | account.py, credential.py (``RecordEvent``) |
+| 4. No key in any log, event, condition, diff or error           | gateway.py (reprs), k8s/redact.py, rgw/credentials.py |
+| Spec parsing without trusting admission                         | spec.py |
+| Condition types and reasons                                     | reasons.py |
+"""

@@ -1,0 +1,658 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""The BucketCredential: a bucket's own IAM user, its two key slots, backup first, the Secret beside the order.
+
+Design section 3; docs/bucketcredential-crd.md. A pass over one order, in order:
+
+1. read the order; being deleted -> ``teardown``; unreadable -> both InvalidSpec (frozen);
+2. the store must exist, and its ControlPlane's ``spec.namespaceAssignments`` must admit the order exactly as a
+   KeystoneUser is admitted (``orders.consent``); a missing store reads StoreNotReady with the tenant's generic
+   message (never which stores exist);
+3. the finalizer ``c5c3.io/bucketcredential-teardown`` first; a store that is not ready -> StoreNotReady, generic
+   (the cause is on the ObjectStore, for the platform);
+4. one order per bucket: an earlier order naming the same store and bucket holds it (``BucketCredentialExists``
+   for the same tenant, ``BucketOwnedElsewhere`` otherwise); no listed slot -> ``LastKeyProtected``;
+5. the tenant's account must be set up (``account``); a *shared* account delivers its one key
+   (``credentialScope: Account``, ``SharedAccountCredential``); once the account is migrated the next pass gives
+   the bucket its own credential and rewrites the Secret: a migrated account's root key is never delivered;
+6. bucket scope: the bucket is created if missing (a bucket of another account: ``BucketOwnedElsewhere``); the IAM
+   user named after the bucket, its inline policy and the bucket policy (rebuilt from public read and the grant,
+   ``policy``) are put where they differ; the slots (``slots``): missing keys are issued and persisted at once;
+7. backup first (``orders.backup``): the delivered document reaches OpenBao, then the Secret ``<name>-s3`` is
+   written (``orders.delivery``: server-side apply, owner reference, foreign Secret refused, repair);
+8. only then are retired keys revoked at the gateway (and their Secrets deleted), so a rotation overlaps;
+9. untracked keys on the IAM user are reported (status, message, an Event when their number changes).
+Every gateway action raises a Kubernetes Event on the order; no key or secret is in any of them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming, slots as keys
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.account import (
+    ACCESS_KEY,
+    BUCKET,
+    SECRET_KEY,
+    SHARED_SCOPE,
+    AccountView,
+    read_account,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway import ACCOUNT, GatewayCall, IssueKey, Read
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.policy import (
+    bucket_policy,
+    inline_policy,
+    same_policy,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.reasons import (
+    BACKUP_NOT_SYNCED,
+    BUCKET_CREDENTIAL_EXISTS,
+    BUCKET_OWNED_ELSEWHERE,
+    CREDENTIAL_CONDITIONS,
+    CREDENTIAL_ERROR,
+    CREDENTIAL_ISSUED,
+    CREDENTIAL_READY,
+    DELIVERED,
+    DELIVERY_ERROR,
+    DELIVERY_READY,
+    DELIVERY_REFUSED,
+    GATEWAY_ERROR,
+    INVALID_SPEC,
+    LAST_KEY_PROTECTED,
+    SHARED_ACCOUNT_CREDENTIAL,
+    STORE_NOT_READY,
+    WAITING_FOR_ACCOUNT,
+    WAITING_FOR_KEYS,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot import (
+    CHILDREN,
+    DELIVERED as DELIVERED_PART,
+    SECRET_STORES,
+    CredentialSnapshot,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec import CredentialSpec, parse_credential
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store import StoreView, read_store
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import failures, requeue, timestamps
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.backup import BackupTarget, write_backup
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict, verdict_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit, cluster_refusal
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView, read_control_plane
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.delivery import (
+    DeliveredSecret,
+    carries,
+    refused,
+    write_delivered,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (
+    OrderIdentity,
+    OrderSpecError,
+    parse_identity,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import Outcome, build_decision
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
+    LEG_BACKUP,
+    LEG_CREDENTIAL,
+    LEG_DELIVERED,
+    LEG_ORDER,
+    ActionError,
+    Decision,
+    DecisionContext,
+    Delete,
+    MergePatch,
+    RecordEvent,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
+    dig,
+    is_deleting,
+    kind_of,
+    labels_of,
+    mappings,
+    name_of,
+    namespace_of,
+    secret_strings,
+    text,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import (
+    carries_labels,
+    is_owned,
+    owner_reference,
+    secret_manifest,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secretstore import choose_store
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.teardown import (
+    Doomed,
+    delete_children,
+    finalizer_patch,
+)
+
+KIND = "BucketCredential"
+API_VERSION = "c5c3.io/v1alpha1"
+SCOPE_ACCOUNT = "Account"
+PROGRESS = timedelta(seconds=2)
+WAIT_STORE = timedelta(minutes=1)
+SLOT_KEYS = tuple(f"slot{n}-{half}" for n in (1, 2) for half in ("access-key-id", "secret-access-key"))
+MANAGED_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", *SLOT_KEYS, "endpoint", "bucket", "region")
+GENERIC_STORE_MESSAGE = ("the object store does not offer per-bucket credentials right now; ask the platform "
+                         "administrator")
+
+
+# -- the status ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CredentialFields:
+    scope: str = ""
+    slots: Tuple[Tuple[int, str, str, int], ...] = ()  # (slot, accessKeyID, created, generation)
+    untracked: int = 0
+    delivered: bool = False
+    secret_name: str = ""
+
+    def render(self) -> Dict[str, Any]:
+        status: Dict[str, Any] = {}
+        if self.scope:
+            status["credentialScope"] = self.scope
+        if self.slots:
+            status["slots"] = [{"slot": s, "accessKeyID": k, "created": c, "generation": g}
+                               for s, k, c, g in self.slots]
+        if self.scope:
+            status["slotCount"] = len(self.slots)
+        if self.untracked:
+            status["untrackedKeys"] = self.untracked
+        if self.delivered and self.secret_name:
+            status["secretName"] = self.secret_name
+        return status
+
+    def summary(self) -> Dict[str, Any]:
+        return {"scope": self.scope, "slots": [s for s, _k, _c, _g in self.slots]}
+
+
+def _carried(raw: Any, secret_name: str) -> CredentialFields:
+    status = dig(raw, "status")
+    found = []
+    for entry in mappings(dig(status, "slots")):
+        slot, generation = entry.get("slot"), entry.get("generation")
+        if slot in (1, 2) and isinstance(generation, int) and not isinstance(generation, bool):
+            found.append((slot, text(entry.get("accessKeyID")), text(entry.get("created")), generation))
+    untracked = dig(status, "untrackedKeys")
+    return CredentialFields(
+        scope=text(dig(status, "credentialScope")), slots=tuple(found),
+        untracked=untracked if isinstance(untracked, int) and not isinstance(untracked, bool) else 0,
+        delivered=bool(text(dig(status, "secretName"))), secret_name=secret_name,
+    )
+
+
+# -- one pass ------------------------------------------------------------------------------------------------
+class _Pass:
+    def __init__(self, snap: CredentialSnapshot, spec: CredentialSpec, store: StoreView, cp: ControlPlaneView,
+                 account: AccountView) -> None:
+        self.snap, self.spec, self.store, self.cp, self.account = snap, spec, store, cp, account
+        identity = spec.identity
+        self.names = naming.credential_names(snap.cluster, identity.namespace, identity.name, store.key[0])
+        self.labels = naming.LABELS.child(snap.cluster, identity.namespace, identity.name)
+        self.out = Outcome()
+        self.fields = _carried(snap.order, self.names.delivered)
+        children = [c for c in snap.children if carries_labels(c, self.labels) and self.names.is_child_name(name_of(c))]
+        self.children = children
+        self.source = next((c for c in children if kind_of(c) == "Secret" and name_of(c) == self.names.source), None)
+        self.pushsecret = next((c for c in children if kind_of(c) == "PushSecret" and name_of(c) == self.names.backup),
+                               None)
+
+    @property
+    def involved(self) -> Dict[str, str]:
+        return _involved(self.snap.order)
+
+    def call(self, op: str, why: str, ok_codes: Tuple[str, ...] = (), **args: Any) -> int:
+        return self.out.act(GatewayCall(self.store.key, ACCOUNT, self.account.name, op, args, leg=LEG_CREDENTIAL,
+                                        why=why, ok_codes=ok_codes))
+
+    def event(self, reason: str, message: str) -> None:
+        self.out.act(RecordEvent(self.involved, reason, message, self.snap.cluster))
+
+
+def _involved(order: Any) -> Dict[str, str]:
+    return {"apiVersion": API_VERSION, "kind": KIND, "namespace": namespace_of(order), "name": name_of(order),
+            "uid": text(dig(order, "metadata", "uid"))}
+
+
+def _decide(snap: CredentialSnapshot, out: Outcome, fields: CredentialFields, credential: Verdict, delivery: Verdict,
+            wait: Optional[timedelta], writes_status: bool = True, deleting: bool = False) -> Decision:
+    raw = snap.order
+    previous = dig(raw, "status") if isinstance(dig(raw, "status"), dict) else {}
+    identity = {"kind": KIND, "name": name_of(raw), "namespace": namespace_of(raw), "cluster": snap.cluster}
+    if deleting:
+        identity["deleting"] = True
+    if snap.cluster:
+        wait = requeue.earliest([wait, requeue.TARGET_CLUSTER_MAX])
+    context = DecisionContext(
+        now=snap.now, generation=dig(raw, "metadata", "generation") if isinstance(
+            dig(raw, "metadata", "generation"), int) else 0,
+        conditions=CREDENTIAL_CONDITIONS, previous=previous, fields=fields,
+        verdicts={CREDENTIAL_READY: credential, DELIVERY_READY: delivery}, identity=identity,
+        claims=tuple(out.claims), writes_status=writes_status)
+    return build_decision(context, out.actions, requeue.earliest([wait, *out.waits]))
+
+
+def _previous(raw: Any, condition: str, default: Verdict) -> Verdict:
+    return verdict_of(mappings(dig(raw, "status", "conditions")), condition, default)
+
+
+def _refused(snap: CredentialSnapshot, reason: str, message: str, wait: timedelta, both: bool = True,
+             out: Optional[Outcome] = None) -> Decision:
+    verdict = Verdict(False, reason, message)
+    delivery = verdict if both else _previous(snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS,
+                                                                                    "no key is delivered yet"))
+    return _decide(snap, out or Outcome(), _carried(snap.order, f"{name_of(snap.order)}-s3"), verdict, delivery, wait)
+
+
+def decide_credential(snap: CredentialSnapshot) -> Decision:
+    try:
+        identity = parse_identity(snap.order)
+    except OrderSpecError as err:
+        return _refused(snap, INVALID_SPEC, f"the order cannot be read: {err}", requeue.REFUSAL)
+    if identity.deleting:
+        return tear_down(snap, identity)
+    refusal = cluster_refusal(snap.cluster)
+    if refusal is not None:
+        return _refused(snap, refusal.reason, refusal.message, refusal.requeue_after)
+    try:
+        spec = parse_credential(snap.order)
+    except OrderSpecError as err:
+        return _refused(snap, INVALID_SPEC, f"the order cannot be read: {err}", requeue.REFUSAL)
+    store = read_store(snap.store)
+    if store is None or store.key != (spec.store_namespace, spec.store_name):
+        return _refused(snap, STORE_NOT_READY, GENERIC_STORE_MESSAGE, WAIT_STORE)
+    cp = read_control_plane(snap.control_plane) if snap.control_plane is not None else None
+    refusal = admit(identity.namespace, snap.cluster, store.spec.cp_namespace, store.spec.cp_name, cp)
+    if refusal is not None or cp is None:
+        return _refused(snap, refusal.reason, refusal.message, refusal.requeue_after)
+
+    out = Outcome()
+    if naming.FINALIZER not in identity.finalizers:
+        out.act(finalizer_patch(KIND, naming.FINALIZER, identity, snap.cluster, add=True))
+    if not store.ready:
+        return _refused(snap, STORE_NOT_READY, GENERIC_STORE_MESSAGE, WAIT_STORE, both=False, out=out)
+    holder = _holder(snap, spec, identity, cp)
+    if holder is not None:
+        return _refused(snap, *holder, requeue.REFUSAL, both=False, out=out)
+    if not spec.slots:
+        return _refused(snap, LAST_KEY_PROTECTED, "spec.slots lists no slot: a credential keeps at least one live key, "
+                        "so nothing is revoked", requeue.REFUSAL, both=False, out=out)
+    account = read_account(snap.account)
+    if account is None or not account.usable or snap.account_key is None:
+        return _refused(snap, WAITING_FOR_ACCOUNT, "the tenant's account on the object store is being set up",
+                        PROGRESS, both=False, out=out)
+    failure = next((snap.read_failures[p] for p in (CHILDREN, SECRET_STORES) if snap.read_failures.get(p)), None)
+    if failure:
+        return _refused(snap, CREDENTIAL_ERROR, failure, requeue.ERROR_RETRY, both=False, out=out)
+    run = _Pass(snap, spec, store, cp, account)
+    _scope_label(run)
+    if account.scope == SHARED_SCOPE:
+        return _shared(run)
+    return _bucket(run)
+
+
+def _holder(snap: CredentialSnapshot, spec: CredentialSpec, me: OrderIdentity,
+            cp: ControlPlaneView) -> Optional[Tuple[str, str]]:
+    """One order per bucket: the refusal when an earlier admitted order names the same store and bucket."""
+    mine = (timestamps.parse(me.created) or timestamps.LATEST, me.uid)
+    for cluster, rival in snap.rivals:
+        try:
+            other = parse_identity(rival)
+            other_spec = parse_credential(rival)
+        except OrderSpecError:
+            continue
+        if other.deleting or (cluster, other.namespace, other.name) == (snap.cluster, me.namespace, me.name):
+            continue
+        if (other_spec.store_namespace, other_spec.store_name, other_spec.bucket) != \
+                (spec.store_namespace, spec.store_name, spec.bucket):
+            continue
+        if admit(other.namespace, cluster, cp.namespace, cp.name, cp) is not None:
+            continue
+        if (timestamps.parse(other.created) or timestamps.LATEST, other.uid) < mine:
+            if (cluster, other.namespace) == (snap.cluster, me.namespace):
+                return BUCKET_CREDENTIAL_EXISTS, (f"BucketCredential {other.name} in this namespace already holds "
+                                                  f"the credential of bucket {spec.bucket}")
+            return BUCKET_OWNED_ELSEWHERE, f"bucket {spec.bucket} belongs to another account"
+    return None
+
+
+def _scope_label(run: _Pass) -> None:
+    """Keep ``c5c3.io/credential-scope`` on the order (the seed's Credential Scope filter)."""
+    scope = SCOPE_ACCOUNT if run.account.scope == SHARED_SCOPE else BUCKET
+    if labels_of(run.snap.order).get(naming.SCOPE_LABEL) != scope:
+        identity = run.spec.identity
+        run.out.act(MergePatch(kind=KIND, api_version=API_VERSION, namespace=identity.namespace, name=identity.name,
+                               cluster=run.snap.cluster, leg=LEG_ORDER, why="label the credential scope",
+                               patch={"metadata": {"labels": {naming.SCOPE_LABEL: scope}}}))
+
+
+def _gateway_failed(run: _Pass, read: Optional[Read], what: str) -> Decision:
+    detail = read.describe() if read is not None else "not read"
+    return _decide(run.snap, run.out, run.fields, Verdict(False, GATEWAY_ERROR, f"{what}: {detail}"),
+                   _previous(run.snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS, "not delivered yet")),
+                   requeue.ERROR_RETRY)
+
+
+def _ensure_bucket(run: _Pass, grantee: Optional[str]) -> Optional[Decision]:
+    """Create the bucket when missing and keep its policy; a decision when the pass cannot go on."""
+    read, bucket = run.snap.bucket_policy, run.spec.bucket
+    if read is None or (not read.ok and not read.missing and not read.forbidden):
+        return _gateway_failed(run, read, f"reading the policy of bucket {bucket}")
+    if read.forbidden:
+        return _decide(run.snap, run.out, run.fields, Verdict(False, BUCKET_OWNED_ELSEWHERE,
+                                                              f"bucket {bucket} belongs to another account"),
+                       _previous(run.snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS, "")),
+                       requeue.REFUSAL)
+    desired = bucket_policy(bucket, run.spec.public_read, grantee)
+    if read.missing and read.code != "NoSuchBucketPolicy":
+        run.call("s3.create_bucket", f"create bucket {bucket} in the tenant's account", ok_codes=(
+            "BucketAlreadyOwnedByYou",), bucket=bucket)
+        run.event("BucketCreated", f"bucket {bucket} created in the tenant's account")
+        live = None
+    else:
+        live = read.value if read.ok else None
+    if not same_policy(live, desired):
+        if desired is None:
+            run.call("s3.delete_bucket_policy", f"bucket {bucket} needs no policy", ok_codes=("NoSuchBucketPolicy",),
+                     bucket=bucket)
+        else:
+            run.call("s3.put_bucket_policy", f"rebuild the policy of bucket {bucket} (public read: "
+                     f"{'on' if run.spec.public_read else 'off'}{', the credential grant' if grantee else ''})",
+                     bucket=bucket, document=desired)
+    return None
+
+
+def _document(run: _Pass, current: Mapping[int, keys.KeyRecord], account_key: Optional[Tuple[str, str]]) -> Dict[str, str]:
+    store = run.store.spec
+    document = {"endpoint": store.endpoint, "bucket": run.spec.bucket, "region": store.region}
+    if account_key is not None:
+        document["AWS_ACCESS_KEY_ID"], document["AWS_SECRET_ACCESS_KEY"] = account_key
+        return document
+    newest = keys.newest(current)
+    document["AWS_ACCESS_KEY_ID"], document["AWS_SECRET_ACCESS_KEY"] = newest.access_key, newest.secret_key
+    for slot, record in sorted(current.items()):
+        document[f"slot{slot}-access-key-id"] = record.access_key
+        document[f"slot{slot}-secret-access-key"] = record.secret_key
+    return document
+
+
+def _deliver(run: _Pass, document: Dict[str, str], what: str) -> Tuple[Verdict, bool, bool]:
+    """Backup first, then the Secret beside the order: (DeliveryReady, delivered now, settled: nothing written)."""
+    snap, names, identity = run.snap, run.names, run.spec.identity
+    live = snap.delivered
+    was_delivered = carries(live, identity.uid, "AWS_ACCESS_KEY_ID", document["AWS_ACCESS_KEY_ID"]) and \
+        carries(live, identity.uid, "AWS_SECRET_ACCESS_KEY", document["AWS_SECRET_ACCESS_KEY"])
+    if snap.read_failures.get(DELIVERED_PART):
+        run.out.come_back(requeue.ERROR_RETRY)
+        return Verdict(False, DELIVERY_ERROR, snap.read_failures[DELIVERED_PART]), was_delivered, False
+    store = choose_store(run.cp.secret_store, snap.secret_stores, run.cp.namespace)
+    if not store.ready:
+        run.out.come_back(requeue.STORE_NOT_READY)
+        return Verdict(False, BACKUP_NOT_SYNCED, store.message), was_delivered, False
+    target = BackupTarget(namespace=names.cp_namespace, source=names.source, pushsecret=names.backup,
+                          remote_key=names.remote_key, labels=run.labels, hash_annotation=naming.PUSH_HASH_ANNOTATION)
+    push = write_backup(run.out, target, run.source, run.pushsecret, document, store.name, what)
+    if push is None or not push.fresh:
+        run.out.come_back(requeue.PROGRESS_ESO)
+        message = push.message if push is not None else \
+            f"wrote the current keys; waiting for ESO to push them to OpenBao path {names.remote_key}"
+        return Verdict(False, BACKUP_NOT_SYNCED, message), was_delivered, False
+    where = f"Secret {identity.namespace}/{names.delivered}"
+    if refused(live, identity.uid):
+        run.out.come_back(requeue.REFUSAL)
+        return Verdict(False, DELIVERY_REFUSED, f"{where} exists and is not owned by this order; it is left "
+                                                "unchanged"), False, False
+    desired = secret_manifest(names.delivered, identity.namespace, naming.LABELS.delivered(identity.namespace,
+                                                                                           identity.name), document)
+    desired["metadata"]["ownerReferences"] = [owner_reference(KIND, identity.name, identity.uid)]
+    index = write_delivered(run.out, live, DeliveredSecret(desired, identity.uid, MANAGED_KEYS, snap.cluster))
+    delivered = Verdict(True, DELIVERED, f"{where} carries the current {what}")
+    if index is None:
+        return delivered, True, True
+    run.out.claim(index, replace(run.fields, delivered=was_delivered), {DELIVERY_READY: Verdict(
+        False, WAITING_FOR_KEYS, f"{where} does not carry the current {what} yet")})
+    return delivered, True, False
+
+
+def _shared(run: _Pass) -> Decision:
+    """A shared account: the bucket works with the account's one key, as buckets there work today."""
+    data = secret_strings(run.snap.account_key)
+    if not (data.get(ACCESS_KEY) and data.get(SECRET_KEY)):
+        return _refused(run.snap, WAITING_FOR_ACCOUNT, "the tenant's account key is not recorded yet", PROGRESS,
+                        both=False, out=run.out)
+    stop = _ensure_bucket(run, None)
+    if stop is not None:
+        return stop
+    run.fields = replace(run.fields, scope=SCOPE_ACCOUNT, slots=(), untracked=0)
+    document = _document(run, {}, (data[ACCESS_KEY], data[SECRET_KEY]))
+    delivery, delivered, _settled = _deliver(run, document, "account key")
+    fields = replace(run.fields, delivered=delivered)
+    credential = Verdict(True, SHARED_ACCOUNT_CREDENTIAL, (
+        "the tenant's account is shared: the order delivers the account's one key, as buckets there work today; "
+        "per-bucket keys need the account migrated (ask the platform administrator)"))
+    return _decide(run.snap, run.out, fields, credential, delivery, requeue.REFUSAL)
+
+
+def _bucket(run: _Pass) -> Decision:
+    snap, spec, user = run.snap, run.spec, run.spec.bucket
+    stop = _ensure_bucket(run, naming.user_arn(run.account.account_id, user))
+    if stop is not None:
+        return stop
+    listed = snap.user_keys
+    if listed is None or (not listed.ok and not listed.missing):
+        return _gateway_failed(run, listed, f"listing the keys of IAM user {user}")
+    live = set()
+    if listed.missing:
+        run.call("iam.create_user", f"create the bucket's IAM user {user}", ok_codes=("EntityAlreadyExists",),
+                 name=user)
+        run.event("IAMUserCreated", f"IAM user {user} created for bucket {user}")
+    else:
+        live = {text(k.get("AccessKeyId")) for k in listed.value or () if text(k.get("AccessKeyId"))}
+    policy_read = snap.user_policy
+    if policy_read is not None and not policy_read.ok and not policy_read.missing:
+        return _gateway_failed(run, policy_read, f"reading the inline policy of IAM user {user}")
+    live_policy = policy_read.value if policy_read is not None and policy_read.ok else None
+    if listed.missing or not same_policy(live_policy, inline_policy(user)):
+        run.call("iam.put_user_policy", f"allow IAM user {user} s3:* on bucket {user} and its objects",
+                 user=user, policy_name=naming.INLINE_POLICY, document=inline_policy(user))
+
+    plan = keys.plan_keys(spec.desired, keys.records(run.children, run.names), live)
+    for record in plan.stale:  # its key is gone at the gateway: the Secret records nothing usable
+        run.out.act(Delete("Secret", "v1", run.names.cp_namespace, name_of(record.secret), "", LEG_CREDENTIAL,
+                           f"the key of slot {record.slot} is no longer on the IAM user",
+                           uid=text(dig(record.secret, "metadata", "uid")) or None))
+    untracked_note = ""
+    if plan.untracked:
+        untracked_note = (f"; {len(plan.untracked)} key(s) on IAM user {user} were not issued by this order: reported, "
+                          "never deleted")
+        if len(plan.untracked) != run.fields.untracked:
+            run.event("UntrackedKeys", f"IAM user {user} holds {len(plan.untracked)} key(s) this order did not "
+                                       "record; they are reported, never deleted")
+    current_slots = tuple((s, r.access_key, r.created, r.generation) for s, r in sorted(plan.current.items()))
+    run.fields = replace(run.fields, scope=BUCKET, slots=current_slots, untracked=len(plan.untracked))
+
+    if plan.to_issue:
+        for slot, generation in plan.to_issue:
+            replacing = any(r.slot == slot for r in plan.retired)
+            secret = secret_manifest(run.names.key(slot, generation), run.names.cp_namespace,
+                                     {**run.labels, naming.SLOT_LABEL: str(slot),
+                                      naming.GENERATION_LABEL: str(generation)}, {})
+            run.out.act(IssueKey(run.store.key, run.account.name, user, secret, write="create",
+                                 why=f"issue the key of slot {slot} at generation {generation}"))
+            run.event("KeyReplaced" if replacing else "KeyIssued",
+                      f"a key was issued into slot {slot} (generation {generation}) of bucket {user}")
+        run.out.come_back(PROGRESS)
+        waiting = Verdict(False, WAITING_FOR_KEYS, "issuing the key(s) of slot(s) "
+                          + ", ".join(str(s) for s, _ in plan.to_issue) + untracked_note)
+        return _decide(snap, run.out, run.fields, waiting,
+                       _previous(snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS, "not delivered yet")),
+                       PROGRESS)
+
+    document = _document(run, plan.current, None)
+    delivery, delivered, settled = _deliver(run, document, "keys")
+    if settled:  # the consumer holds every current key: retired keys may go now
+        for record in plan.retired:
+            run.call("iam.delete_access_key", f"revoke the retired key of slot {record.slot} (generation "
+                     f"{record.generation})", ok_codes=("NoSuchEntity",), access_key_id=record.access_key, user=user)
+            run.out.act(Delete("Secret", "v1", run.names.cp_namespace, name_of(record.secret), "", LEG_CREDENTIAL,
+                               f"the key of slot {record.slot} is revoked",
+                               uid=text(dig(record.secret, "metadata", "uid")) or None))
+            run.event("KeyRevoked", f"the key of slot {record.slot} (generation {record.generation}) of bucket {user} "
+                                    "was revoked; the gateway rejects it from now on")
+    credential = Verdict(True, CREDENTIAL_ISSUED, (
+        f"IAM user {user} holds the key(s) of slot(s) {', '.join(str(s) for s in sorted(plan.current))} with its "
+        f"inline policy and the bucket-policy grant{untracked_note}"))
+    fields = replace(run.fields, delivered=delivered)
+    wait = PROGRESS if (plan.retired or plan.stale) else requeue.REFUSAL
+    return _decide(snap, run.out, fields, credential, delivery, wait)
+
+
+# -- teardown ------------------------------------------------------------------------------------------------
+def tear_down(snap: CredentialSnapshot, identity: OrderIdentity) -> Decision:
+    """Revoke every key, delete the inline policy, drop the grant from the bucket policy, delete the IAM user (in
+    the order the gateway requires: DeleteUser conflicts while keys or policies remain), then delete the children;
+    the bucket stays. Patient while the store exists (a store that is not ready holds the teardown); fail open
+    once the store is gone."""
+    out = Outcome()
+    fields = _carried(snap.order, f"{identity.name}-s3")
+    waiting = Verdict(False, WAITING_FOR_KEYS, "the order is being deleted")
+    credential = _previous(snap.order, CREDENTIAL_READY, waiting)
+    delivery = _previous(snap.order, DELIVERY_READY, waiting)
+    if naming.FINALIZER not in identity.finalizers:
+        return _decide(snap, out, fields, credential, delivery, None, writes_status=False, deleting=True)
+    release = finalizer_patch(KIND, naming.FINALIZER, identity, snap.cluster, add=False)
+    if not identity.fits_label:  # a name no label can carry never had children
+        return _released(snap, [release], fields, credential, delivery)
+    store = read_store(snap.store)
+    try:
+        spec: Optional[CredentialSpec] = parse_credential(snap.order)
+    except OrderSpecError:
+        spec = None
+    cp_namespace = store.key[0] if store is not None else text(dig(snap.order, "spec", "objectStoreRef", "namespace"),
+                                                                identity.namespace)
+    names = naming.credential_names(snap.cluster, identity.namespace, identity.name, cp_namespace)
+    labels = naming.LABELS.child(snap.cluster, identity.namespace, identity.name)
+    children = [c for c in snap.children if carries_labels(c, labels) and names.is_child_name(name_of(c))]
+    doomed = [Doomed(c, "", LEG_BACKUP if kind_of(c) == "PushSecret" or name_of(c) == names.source else LEG_CREDENTIAL)
+              for c in sorted(children, key=lambda c: kind_of(c) != "PushSecret")]
+    if is_owned(snap.delivered, identity.uid):
+        doomed.append(Doomed(snap.delivered, snap.cluster, LEG_DELIVERED))
+    if store is None:  # fail open: nobody can revoke at a store that is gone
+        step = delete_children(KIND, naming.FINALIZER, identity, snap.cluster, doomed, False)
+        return _released(snap, step.actions, fields, credential, delivery)
+    if not store.ready:
+        return _decide(snap, out, fields, Verdict(False, STORE_NOT_READY, (
+            "the order is being deleted; its keys are revoked once the object store is ready again")), delivery,
+            WAIT_STORE, deleting=True)
+    account = read_account(snap.account)
+    gateway_clean = True
+    if account is not None and account.scope == BUCKET and spec is not None:
+        gateway_clean = _revoke_everything(snap, out, spec, store, account, names, children)
+        if gateway_clean is None:
+            return _decide(snap, out, fields, Verdict(False, GATEWAY_ERROR, (
+                "the order is being deleted; the gateway could not be read: "
+                + ", ".join(r.describe() for r in (snap.user_keys, snap.bucket_policy) if r is not None and not r.ok))),
+                delivery, requeue.ERROR_RETRY, deleting=True)
+    if not gateway_clean:
+        return _decide(snap, out, fields, Verdict(False, WAITING_FOR_KEYS, (
+            "the order is being deleted: revoking its keys, deleting its IAM user and the bucket-policy grant")),
+            delivery, PROGRESS, deleting=True)
+    step = delete_children(KIND, naming.FINALIZER, identity, snap.cluster, doomed, True)
+    if step.released:
+        return _released(snap, out.actions + step.actions, fields, credential, delivery)
+    for action in step.actions:
+        out.act(action)
+    return _decide(snap, out, fields, Verdict(False, WAITING_FOR_KEYS, (
+        "the order is being deleted; waiting for its children to go: " + ", ".join(step.waiting_for))),
+        delivery, requeue.TEARDOWN, deleting=True)
+
+
+def _released(snap: CredentialSnapshot, actions: List[Any], fields: CredentialFields, credential: Verdict,
+              delivery: Verdict) -> Decision:
+    out = Outcome()
+    for action in actions:
+        out.act(action)
+    return _decide(snap, out, fields, credential, delivery, None, writes_status=False, deleting=True)
+
+
+def _revoke_everything(snap: CredentialSnapshot, out: Outcome, spec: CredentialSpec, store: StoreView,
+                       account: AccountView, names: naming.CredentialNames,
+                       children: Sequence[Mapping[str, Any]]) -> Optional[bool]:
+    """The gateway half of the teardown; True once nothing of the order is left there, None when unreadable."""
+    user, bucket = spec.bucket, spec.bucket
+
+    def call(op: str, why: str, ok_codes: Tuple[str, ...] = (), **args: Any) -> None:
+        out.act(GatewayCall(store.key, ACCOUNT, account.name, op, args, leg=LEG_CREDENTIAL, why=why,
+                            ok_codes=ok_codes))
+
+    listed, policy = snap.user_keys, snap.bucket_policy
+    if listed is None or (not listed.ok and not listed.missing) or policy is None or \
+            (not policy.ok and not policy.missing and not policy.forbidden):
+        return None
+    clean = True
+    grant = naming.user_arn(account.account_id, user)
+    # Only the policy this order wrote is rewritten: one written straight to the gateway since is not ours to edit.
+    if policy.ok and same_policy(policy.value, bucket_policy(bucket, spec.public_read, grant)):
+        remaining = bucket_policy(bucket, spec.public_read, None)
+        if remaining is None:
+            call("s3.delete_bucket_policy", f"drop the credential grant from bucket {bucket}",
+                 ok_codes=("NoSuchBucketPolicy", "NoSuchBucket"), bucket=bucket)
+        else:
+            call("s3.put_bucket_policy", f"drop the credential grant from bucket {bucket}", bucket=bucket,
+                 document=remaining)
+        clean = False
+    if listed.missing:
+        return clean
+    recorded = {r.access_key for r in keys.records(children, names)}
+    live = [text(k.get("AccessKeyId")) for k in listed.value or () if text(k.get("AccessKeyId"))]
+    for key in live:
+        if key in recorded:
+            call("iam.delete_access_key", "revoke a key of the deleted order", ok_codes=("NoSuchEntity",),
+                 access_key_id=key, user=user)
+    untracked = [k for k in live if k not in recorded]
+    call("iam.delete_user_policy", f"delete the inline policy of IAM user {user}", ok_codes=("NoSuchEntity",),
+         user=user, policy_name=naming.INLINE_POLICY)
+    involved = _involved(snap.order)
+    if untracked:
+        out.act(RecordEvent(involved, "IAMUserKept", (
+            f"IAM user {user} keeps {len(untracked)} key(s) this order did not issue (never deleted), so the user "
+            "stays, without a policy: review it on the gateway"), snap.cluster, event_type="Warning"))
+        return True
+    call("iam.delete_user", f"delete the bucket's IAM user {user}", ok_codes=("NoSuchEntity",), name=user)
+    out.act(RecordEvent(involved, "CredentialDeleted", f"the keys and IAM user of bucket {bucket} were deleted; the "
+                                                       "bucket stays", snap.cluster))
+    return False
+
+
+# -- failures ------------------------------------------------------------------------------------------------
+def _gateway_failure(_decision: Decision, action: Any, error: ActionError, detail: str,
+                     _fields: Any) -> failures.Rewrite:
+    """A gateway step refused: GatewayError with the gateway's code (the edge removed every key)."""
+    return failures.Rewrite(CREDENTIAL_READY, Verdict(False, GATEWAY_ERROR, f"{action.verb} {action.name} failed: "
+                                                                           f"{detail}"), requeue.ERROR_RETRY)
+
+
+POLICY = failures.FailurePolicy(
+    leg_conditions={LEG_ORDER: CREDENTIAL_READY, LEG_CREDENTIAL: CREDENTIAL_READY, LEG_BACKUP: DELIVERY_READY,
+                    LEG_DELIVERED: DELIVERY_READY},
+    error_reasons={CREDENTIAL_READY: CREDENTIAL_ERROR, DELIVERY_READY: DELIVERY_ERROR},
+    special={GatewayCall: _gateway_failure, IssueKey: _gateway_failure},
+)
+
+
+def on_action_failure(decision: Decision, action: Any, error: ActionError) -> Decision:
+    return failures.on_action_failure(decision, action, error, POLICY)
+
+
+def gateway_targets(order: Any, account: Any) -> Optional[Tuple[str, bool]]:
+    """What the edge reads at the gateway for this order: (bucket, whether the IAM user's keys and policy are read
+    too); None when nothing (the order's account is not usable, or its spec cannot be read)."""
+    view = read_account(account)
+    if view is None or not view.usable:
+        return None
+    try:
+        spec = parse_credential(order)
+    except OrderSpecError:
+        bucket = text(dig(order, "spec", "bucket"))
+        return (bucket, view.scope == BUCKET) if bucket and is_deleting(order) else None
+    return spec.bucket, view.scope == BUCKET

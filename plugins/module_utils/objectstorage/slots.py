@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""The two key slots of a bucket credential: which keys to issue, which are current, which to revoke.
+
+Design section 3 ("Slots"): each listed slot holds one live key; adding a slot issues a key into it (both then
+work: the overlap of a rotation); removing a slot revokes its key; raising a slot's generation replaces that
+slot's key. A key is *recorded* by a Secret ``<base>-slot<N>-v<G>`` in the ControlPlane namespace (the only place
+its secret half exists besides OpenBao and the delivered Secret) and *live* while the IAM user lists it. Revocation
+comes last: only once every listed slot holds a live key and the consumer's Secret carries them (``credential``),
+so a rotation never leaves the consumer without a working key. A key on the IAM user that no Secret records (an
+interrupted issue) is untracked: reported, never deleted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
+
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.naming import CredentialNames
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, is_deleting, name_of, secret_strings, text
+
+ACCESS_KEY_ID = "accessKeyID"
+SECRET_ACCESS_KEY = "secretAccessKey"
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    slot: int
+    generation: int
+    access_key: str
+    secret_key: str = field(repr=False)
+    created: str
+    secret: Mapping[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    current: Dict[int, KeyRecord]        # slot -> the live key of its listed generation
+    to_issue: List[Tuple[int, int]]      # (slot, generation) without a live key
+    stale: List[KeyRecord]               # recorded keys the gateway no longer lists: their Secrets go
+    retired: List[KeyRecord]             # live keys no listed slot wants any more: revoked last
+    untracked: List[str]                 # live keys no Secret records (ids only)
+
+    @property
+    def complete(self) -> bool:
+        return not self.to_issue
+
+
+def records(children: Sequence[Mapping[str, Any]], names: CredentialNames) -> List[KeyRecord]:
+    found = []
+    for obj in children:
+        if obj.get("kind") != "Secret" or is_deleting(obj):
+            continue
+        slot_generation = names.slot_generation(name_of(obj))
+        if slot_generation is None:
+            continue
+        data = secret_strings(obj)
+        if data.get(ACCESS_KEY_ID) and data.get(SECRET_ACCESS_KEY):
+            found.append(KeyRecord(*slot_generation, data[ACCESS_KEY_ID], data[SECRET_ACCESS_KEY],
+                                   text(dig(obj, "metadata", "annotations", "c5c3.io/key-created"))
+                                   or text(dig(obj, "metadata", "creationTimestamp")), obj))
+    return sorted(found, key=lambda r: (r.slot, r.generation))
+
+
+def plan_keys(desired: Mapping[int, int], recorded: Sequence[KeyRecord], live: Set[str]) -> KeyPlan:
+    current = {r.slot: r for r in recorded if desired.get(r.slot) == r.generation and r.access_key in live}
+    stale = [r for r in recorded if r.access_key not in live]
+    retired = [r for r in recorded if r.access_key in live and current.get(r.slot) is not r]
+    known = {r.access_key for r in recorded}
+    return KeyPlan(
+        current=current,
+        to_issue=[(slot, generation) for slot, generation in sorted(desired.items()) if slot not in current],
+        stale=stale,
+        retired=retired,
+        untracked=sorted(k for k in live if k not in known),
+    )
+
+
+def newest(current: Mapping[int, KeyRecord]) -> KeyRecord:
+    """The key the ``AWS_*`` entries carry: the most recently created, the higher slot on a tie."""
+    return max(current.values(), key=lambda r: (r.created, r.slot))
