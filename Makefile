@@ -65,6 +65,7 @@ test: venv collection-link  ## set everything up and run every test (what CI run
 	$(MAKE) deps
 	$(MAKE) verify-crd-copies verify-invalid-cr-fixtures
 	$(MAKE) sanity
+	$(MAKE) collection
 	$(MAKE) stack-up
 	$(PYTEST) -q tests/unit
 	$(PYTEST) -q --assert=plain tests/integration
