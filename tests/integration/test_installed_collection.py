@@ -25,6 +25,8 @@ BIN = Path(sys.executable).parent
 DEPS = REPO / ".collections-deps"
 SUMMARY = re.compile(r"c5c3\.orders pass(?: \(check mode\))?: clusters=(?P<clusters>\S+) orders=(?P<orders>\d+) "
                      r"ready=(?P<ready>\d+) changed=(?P<changed>\d+) errors=(?P<errors>\d+)")
+AUDIT_SUMMARY = re.compile(r"c5c3\.orders audit: orders=(?P<orders>\d+) audited=(?P<audited>\d+) clean=(?P<clean>\d+) "
+                           r"with_findings=(?P<with_findings>\d+) not_audited=\d+ unreadable=(?P<unreadable>\d+)")
 RECAP = re.compile(r"^localhost\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 MAX_TARBALL_BYTES = 1024 * 1024
 
@@ -148,7 +150,7 @@ def _until(installed, name, extra_vars, check, what, attempts=40):
     raise AssertionError(f"c5c3.orders.{name}: no {what} after {attempts} runs; last summary {run.summary}")
 
 
-def test_reconcile_playbook_delivers_converges_and_tears_down(installed, stack):
+def test_reconcile_and_audit_playbooks_deliver_converge_prove_and_tear_down(installed, stack):
     with assigned_namespace(stack, "inst-coll") as ns:
         name = unique("svc")
         stack.create_order(ns, name)
@@ -167,6 +169,11 @@ def test_reconcile_playbook_delivers_converges_and_tears_down(installed, stack):
 
         delivered = stack.delivered(ns, name)
         assert delivered is not None and stack.authenticates(delivered["clouds.yaml"])
+        audit = playbook(installed, "audit", {"c5c3_audit_namespaces": [ns]})
+        outputs.append(audit.output)
+        assert audit.ok(), audit.tail()
+        assert AUDIT_SUMMARY.search(audit.output).groupdict() == {
+            "orders": "1", "audited": "1", "clean": "1", "with_findings": "0", "unreadable": "0"}, audit.tail()
         leaked = [i for i, out in enumerate(outputs) if delivered["password"] in out]
         assert not leaked, f"the delivered password appears in the output of runs {leaked}"
 
