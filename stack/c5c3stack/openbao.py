@@ -19,6 +19,8 @@ from .venv import ensure_venv, venv_python
 
 MOUNT = "kv-v2"
 PREFIX = "openstack/keystone"
+# Where the object-storage kinds back up keys: objectstorage/<ControlPlane namespace>/... (objectstorage.naming)
+PREFIXES = (PREFIX, "objectstorage")
 TOKEN_PERIOD = "768h"
 NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -104,8 +106,8 @@ def _configure(cfg: StackConfig) -> None:
 
 def _policy(namespace: str) -> str:
     caps = '["create", "read", "update", "delete", "list"]'
-    return "".join(f'path "{MOUNT}/{kind}/{PREFIX}/{namespace}/*" {{ capabilities = {caps} }}\n'
-                   for kind in ("data", "metadata"))
+    return "".join(f'path "{MOUNT}/{kind}/{prefix}/{namespace}/*" {{ capabilities = {caps} }}\n'
+                   for prefix in PREFIXES for kind in ("data", "metadata"))
 
 
 def _token_file(cfg: StackConfig, namespace: str) -> Path:
@@ -114,7 +116,8 @@ def _token_file(cfg: StackConfig, namespace: str) -> Path:
 
 def tenant_token(cfg: StackConfig, namespace: str) -> str:
     """A periodic token for ESO in ``namespace``: it may read, write, list and delete secrets (data and
-    metadata) under ``kv-v2/openstack/keystone/<namespace>/`` and nothing else."""
+    metadata) under ``kv-v2/openstack/keystone/<namespace>/`` and ``kv-v2/objectstorage/<namespace>/`` (the
+    object-storage kinds' backups) and nothing else."""
     if not NAMESPACE_RE.match(namespace):
         raise StackError(f"openbao: {namespace!r} is not a Kubernetes namespace name")
     policy = f"eso-tenant-{namespace}"

@@ -18,6 +18,11 @@ def run_pass(check_mode=False, diff=False, **args):
     module_args = dict(args)
     # the stack's Keystone listens on loopback: the operator's override, as the role reads it from the environment
     module_args.setdefault("keystone_internal_urls", json.loads(os.environ.get("C5C3_KEYSTONE_INTERNAL_URLS", "{}")))
+    return run_module(MODULE, check_mode, diff, **module_args)[0]
+
+
+def run_module(module, check_mode=False, diff=False, **module_args):
+    """One invocation of a module file as Ansible runs it (a subprocess); (its JSON result, its whole output)."""
     if check_mode:
         module_args["_ansible_check_mode"] = True
     if diff:
@@ -26,7 +31,7 @@ def run_pass(check_mode=False, diff=False, **args):
         json.dump({"ANSIBLE_MODULE_ARGS": module_args}, fh)
     try:
         env = dict(os.environ, PYTHONPATH=str(COLLECTIONS))
-        proc = subprocess.run([sys.executable, str(MODULE), fh.name], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, str(module), fh.name], capture_output=True, text=True,
                               env=env, timeout=300)
     finally:
         os.unlink(fh.name)
@@ -37,7 +42,7 @@ def run_pass(check_mode=False, diff=False, **args):
                              f"{proc.stderr[-2000:]}")
     if result.get("failed"):
         raise AssertionError(f"module failed: {result.get('msg')}")
-    return result
+    return result, proc.stdout
 
 
 def order_summary(result, namespace, name, cluster=""):
@@ -47,13 +52,14 @@ def order_summary(result, namespace, name, cluster=""):
     return None
 
 
-def reconcile_until(check, timeout=120, what="the order to converge", each=None, **args):
+def reconcile_until(check, timeout=120, what="the order to converge", each=None, runner=None, **args):
     """Run passes (sleeping at most 2 s between them) until ``check(result)`` is truthy; ``each(result)``,
-    when given, runs on every pass (for assertions that must hold throughout)."""
+    when given, runs on every pass (for assertions that must hold throughout). ``runner`` runs one pass
+    (default: ``run_pass``, the KeystoneUser module)."""
     deadline = time.monotonic() + timeout
     result = None
     while time.monotonic() < deadline:
-        result = run_pass(**args)
+        result = (runner or run_pass)(**args)
         if each is not None:
             each(result)
         if check(result):

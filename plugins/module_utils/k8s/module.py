@@ -18,6 +18,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import client as k8s_client
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.auth import auth_argument_spec, resolve_auth
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import ConnectionConfigError, KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
 
 TARGET_AUTH_KEYS = ("kubeconfig", "context", "host", "api_key", "ca_cert", "validate_certs")
 TARGET_CLUSTER_OPTIONS = dict(
@@ -97,6 +98,16 @@ class C5c3K8sModule:
             return self.connect({k: target.get(k) for k in TARGET_AUTH_KEYS}, name=target["name"])
         except ConnectionConfigError as exc:
             return UnconnectedService(target["name"], str(exc))
+
+    def services(self, field_manager: str, dry_run: bool) -> Dict[str, Any]:
+        """A ``KubeService`` per cluster a pass talks to: "" for the management cluster, then each of the module's
+        ``target_clusters`` by name (an ``UnconnectedService`` for one whose options do not load)."""
+        found: Dict[str, Any] = {"": KubeService(self.connect(name=""), field_manager, dry_run)}
+        for target in self.params.get("target_clusters") or []:
+            client = self.connect_target(target)
+            found[target["name"]] = KubeService(client, field_manager, dry_run) \
+                if isinstance(client, k8s_client.KubeClient) else client
+        return found
 
     @property
     def api_requests(self) -> int:

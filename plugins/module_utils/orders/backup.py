@@ -25,10 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.drift import covers
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_BACKUP, Apply, Create
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_BACKUP, Apply, Create, MergePatch
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     annotations_of,
     condition_message,
@@ -117,11 +117,18 @@ def desired_pushsecret(target: BackupTarget, store_name: str, digest: str) -> Di
     }
 
 
+def _stale_keys(live: Mapping[str, Any], desired: Mapping[str, Any]) -> List[str]:
+    """Keys of the source Secret the document no longer has (a revoked key slot): the backup pushes the whole
+    Secret, so they would stay in OpenBao."""
+    data = live.get("data") if isinstance(live.get("data"), Mapping) else {}
+    return sorted(key for key in data if key not in desired["data"])
+
+
 def _current(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     if desired["kind"] == "Secret":
         have, want = secret_strings(live), secret_strings(desired)
         return all(have.get(key) == value for key, value in want.items()) and \
-            carries_labels(live, desired["metadata"]["labels"])
+            carries_labels(live, desired["metadata"]["labels"]) and not _stale_keys(live, desired)
     return covers(live, {"metadata": desired["metadata"], "spec": desired["spec"]})
 
 
@@ -143,6 +150,11 @@ def write_backup(out: Any, target: BackupTarget, source_live: Optional[Mapping[s
             wrote = True  # gone soon; created again then -- no push can be proven meanwhile
         elif not _current(live, desired):
             out.act(Apply(desired, MANAGEMENT, LEG_BACKUP, why))
+            stale = _stale_keys(live, desired) if desired["kind"] == "Secret" else []
+            if stale:  # keys its POST wrote stay owned by that write: apply alone never removes them
+                out.act(MergePatch(kind="Secret", api_version="v1", namespace=target.namespace, name=target.source,
+                                   cluster=MANAGEMENT, leg=LEG_BACKUP, why=f"drop what the {what} no longer holds",
+                                   patch={"data": {key: None for key in stale}}))
             wrote = True
     if wrote:
         return None

@@ -11,14 +11,16 @@ is never taken over: the order reports DeliveryRefused and leaves it unchanged.
 
 The live Secret is whatever holds the name, whatever its labels; one the order owns but whose labels were removed
 is not in the pass's label-selected list, so it is created with ``read_on_conflict``: the 409 brings it back and
-the core decides again with it (repair restores the labels).
+the core decides again with it (repair restores the labels). A managed key the order stops delivering (a revoked
+key slot) is removed with a merge patch after the repair: the keys the Secret got when it was created (POST) stay
+owned by that write, and server-side apply only removes fields no other entry of managedFields owns.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_DELIVERED, Apply, Create
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_DELIVERED, Apply, Create, MergePatch
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import secret_strings
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels, is_owned
 
@@ -31,6 +33,12 @@ class DeliveredSecret:
     order_uid: str
     managed_keys: Sequence[str]
     cluster: str  # the order's cluster: the Secret lives beside the order
+
+
+def dropped_keys(live: Mapping[str, Any], delivered: DeliveredSecret) -> Sequence[str]:
+    """Managed keys the live Secret carries that the order no longer delivers (e.g. a revoked key slot)."""
+    have, want = secret_strings(live), secret_strings(delivered.desired)
+    return [key for key in delivered.managed_keys if key in have and key not in want]
 
 
 def needs_repair(live: Mapping[str, Any], delivered: DeliveredSecret) -> bool:
@@ -59,6 +67,14 @@ def write_delivered(out: Any, live: Optional[Mapping[str, Any]], delivered: Deli
     if live is None:
         return out.act(Create(delivered.desired, delivered.cluster, LEG_DELIVERED, "deliver the credentials",
                               read_on_conflict=True))
-    if needs_repair(live, delivered):
-        return out.act(Apply(delivered.desired, delivered.cluster, LEG_DELIVERED, "repair the delivered credentials"))
-    return None
+    if not needs_repair(live, delivered):
+        return None
+    index = out.act(Apply(delivered.desired, delivered.cluster, LEG_DELIVERED, "repair the delivered credentials"))
+    dropped = dropped_keys(live, delivered)
+    if dropped:  # a key the Secret got at its POST stays owned by that write: apply alone never removes it
+        meta = delivered.desired["metadata"]
+        index = out.act(MergePatch(kind="Secret", api_version="v1", namespace=meta["namespace"], name=meta["name"],
+                                   cluster=delivered.cluster, leg=LEG_DELIVERED,
+                                   why="drop the keys the order no longer delivers",
+                                   patch={"data": {key: None for key in dropped}}))
+    return index

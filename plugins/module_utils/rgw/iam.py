@@ -12,11 +12,13 @@ __metaclass__ = type
 
 import json
 from datetime import timezone
+from urllib.parse import unquote
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.boto import BotoEdge
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.credentials import RgwCredentials
+from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import RgwError
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,18 @@ class RgwIam(BotoEdge):
         with self.calling("iam:ListUserPolicies"):
             return list(self.client.list_user_policies(UserName=user).get("PolicyNames", []))
 
+    def get_user_policy(self, user: str, policy_name: str) -> Optional[Dict[str, Any]]:
+        """The inline policy ``policy_name`` of ``user`` as a dict, or None when the user or the policy does not
+        exist (404 ``NoSuchEntity``: the caller wants "absent", the next step puts it)."""
+        try:
+            with self.calling("iam:GetUserPolicy"):
+                document = self.client.get_user_policy(UserName=user, PolicyName=policy_name)["PolicyDocument"]
+        except RgwError as exc:
+            if exc.not_found:
+                return None
+            raise
+        return _document(document)
+
     def create_access_key(self, user: Optional[str] = None) -> IssuedKey:
         """CreateAccessKey for ``user``, or without it for the caller (the account root rotating its own).
         The account's ``max_access_keys`` (4 by default) answers 409 LimitExceeded beyond it."""
@@ -112,3 +126,18 @@ def _stamp(value) -> str:
             value = value.astimezone(timezone.utc)
         return value.strftime("%Y-%m-%dT%H:%M:%SZ")
     return str(value)
+
+
+def _document(value: Any) -> Optional[Dict[str, Any]]:
+    """A policy document as a dict: botocore decodes IAM's URL-encoded JSON itself, but a gateway that answers
+    plain or encoded text is read too; anything that is not a JSON object reads as None."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        for text in (value, unquote(value)):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                continue
+            return parsed if isinstance(parsed, dict) else None
+    return None

@@ -1,0 +1,613 @@
+# -*- coding: utf-8 -*-
+# Copyright: c5c3.orders contributors
+# Apache License 2.0 (see LICENSE)
+"""What an object-storage pass reads, and the three sources ``k8s.runner`` drives over it.
+
+One pass decides the three kinds in dependency order -- ObjectStores, then the ObjectStoreAccounts it must
+create, then the accounts, then the BucketCredentials -- and each later kind sees the earlier objects *as the
+pass settled them*: a status the pass has just written replaces the status it listed, so a store probed ready
+is used by its accounts in the same pass, and an account set up by it is used by its credentials.
+
+Reads follow the access contract (docs/install.md), as the KeystoneUser pass does: nothing Secret-bearing is
+listed cluster-wide and a target cluster is read only in the namespaces a ControlPlane assigns on it.
+- management: ``controlplanes`` and ``bucketcredentials`` cluster-wide; in each ControlPlane namespace
+  ``objectstores`` and ``objectstoreaccounts``, and where they (or an order) are: Secrets and PushSecrets carrying
+  ``c5c3.io/objectstoreaccount-name``, those carrying ``c5c3.io/bucketcredential-name``, the SecretStores, and one
+  GET per store of its admin credential Secret; in each namespace assigned on the management cluster that holds
+  orders: the Secrets carrying ``c5c3.io/bucketcredential-name`` (the delivered ``<name>-s3``);
+- target ``t``: in each namespace assigned on ``t``: its BucketCredentials and the labelled Secrets.
+Gateway reads are made per object, in ``snapshot``, only when the core will use them (``passes.gateways``).
+
+A pass limited to namespaces or orders (``Selection``) reconciles the credentials it names and the stores and
+accounts they depend on, and the stores and accounts it names itself.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.reads import Listing, guarded_list
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import PassResult, run_pass
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import account as account_core
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import credential as credential_core
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import snapshot as parts
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import store as store_core
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot import (
+    AccountSnapshot,
+    CredentialSnapshot,
+    StoreSnapshot,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec import parse_credential, parse_store
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store import StoreView, read_store
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import OrderSpecError
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Decision
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
+    dig,
+    is_deleting,
+    labels_of,
+    name_of,
+    namespace_of,
+    text,
+)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.requeue import ERROR_RETRY
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.gateways import Gateways
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import ClusterReads, assigned_namespaces
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
+
+ObjectKey = Tuple[str, str]  # (namespace, name)
+LABELS = naming.LABELS
+
+
+def store_ref(order: Mapping[str, Any]) -> ObjectKey:
+    """The (namespace, name) of the ObjectStore an order names, as written (its namespace defaults to the
+    order's, as the CRD's does)."""
+    return (text(dig(order, "spec", "objectStoreRef", "namespace"), namespace_of(order)),
+            text(dig(order, "spec", "objectStoreRef", "name")))
+
+
+def account_store(account: Mapping[str, Any]) -> ObjectKey:
+    """An account's store: ``spec.objectStoreRef.name`` in the account's own namespace."""
+    return namespace_of(account), text(dig(account, "spec", "objectStoreRef", "name"))
+
+
+class ObjectStorageReads:
+    """Everything one object-storage pass lists, indexed, and the objects as the pass has settled them."""
+
+    def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection, redactor: Redactor,
+                 gateways: Gateways) -> None:
+        self.clusters = [ClusterReads("", management)] + [ClusterReads(n, s) for n, s in sorted(targets.items())]
+        self.selection = selection
+        self.redactor = redactor
+        self.gateways = gateways
+        self.done = False
+        self.listed: Dict[str, List[Mapping[str, Any]]] = defaultdict(list)  # cluster -> every order listed
+        self.control_planes: Dict[ObjectKey, Mapping[str, Any]] = {}
+        self.cp_error: Optional[str] = None
+        self.stores: Dict[ObjectKey, Mapping[str, Any]] = {}
+        self.accounts: Dict[ObjectKey, Mapping[str, Any]] = {}
+        self.namespace_failures: Dict[str, str] = {}   # ControlPlane namespace -> stores/accounts not listed
+        self.children_failures: Dict[str, str] = {}    # ControlPlane namespace -> labelled objects not listed
+        self.store_failures: Dict[str, str] = {}       # ControlPlane namespace -> SecretStores not listed
+        self.secret_stores: Dict[str, Dict[str, Mapping[str, Any]]] = {}
+        self.account_children: Dict[ObjectKey, List[Mapping[str, Any]]] = defaultdict(list)
+        self.credential_children: Dict[Tuple[str, str, str], List[Mapping[str, Any]]] = defaultdict(list)
+        self.rivals: Dict[Tuple[str, str, str], List[Tuple[str, Mapping[str, Any]]]] = defaultdict(list)
+        self.wanted_stores: Set[ObjectKey] = set()
+        self.wanted_accounts: Set[ObjectKey] = set()
+        self.created: Dict[ObjectKey, str] = {}        # accounts this pass created -> the action line
+
+    @property
+    def management(self) -> ClusterReads:
+        return self.clusters[0]
+
+    # -- lists --------------------------------------------------------------------------------------------
+    def read(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        management = self.management
+        if not management.discover():
+            for target in self.clusters[1:]:
+                target.error = (f"cluster {target.name} is not read: its namespaces come from the ControlPlanes, "
+                                f"and {management.error}")
+            return
+        cps = guarded_list(management.service, R.CONTROLPLANE) if management.serves(R.CONTROLPLANE) else Listing("")
+        if not cps.ok:
+            self.cp_error = cps.error
+        self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
+        self._read_orders(management, cps.items)
+        for target in self.clusters[1:]:
+            if self.cp_error:
+                target.error = f"cluster {target.name} is not read: {self.cp_error}"
+            elif target.discover():
+                self._read_orders(target, cps.items)
+        for namespace in sorted({key[0] for key in self.control_planes}):
+            self._read_platform(namespace)
+        self._choose()
+        for namespace in sorted(self._children_namespaces()):
+            self._read_children(namespace)
+        for key in sorted(self.wanted_stores):
+            self._read_admin_secret(key)
+        for cluster in self.clusters:
+            if cluster.error is None:
+                self._read_delivered(cluster, cps.items)
+        for cluster_name, orders in self.listed.items():
+            for order in orders:
+                self.rivals[(*store_ref(order), text(dig(order, "spec", "bucket")))].append((cluster_name, order))
+
+    def _read_orders(self, cluster: ClusterReads, cps: List[Mapping[str, Any]]) -> None:
+        if not cluster.serves(R.BUCKETCREDENTIAL):
+            return
+        if cluster.name == "":
+            listing = guarded_list(cluster.service, R.BUCKETCREDENTIAL)
+            if not listing.ok:
+                cluster.error = listing.error
+            self.listed[""] = list(listing.items)
+        else:
+            for namespace in sorted(assigned_namespaces(cps, cluster.name)):
+                if not self.selection.may_want_namespace(namespace):
+                    continue
+                listing = guarded_list(cluster.service, R.BUCKETCREDENTIAL, namespace, cluster=cluster.name)
+                if not listing.ok:
+                    cluster.order_failures[namespace] = listing.error or ""
+                self.listed[cluster.name] += listing.items
+        cluster.orders = [o for o in self.listed[cluster.name] if self.selection.wants(namespace_of(o), name_of(o))]
+
+    def _read_platform(self, namespace: str) -> None:
+        service = self.management.service
+        errors = []
+        for resource, index in ((R.OBJECTSTORE, self.stores), (R.OBJECTSTOREACCOUNT, self.accounts)):
+            if not self.management.serves(resource):
+                continue
+            listing = guarded_list(service, resource, namespace)
+            if not listing.ok:
+                errors.append(listing.error or "")
+            for obj in listing.items:
+                index[(namespace, name_of(obj))] = obj
+        if errors:
+            self.namespace_failures[namespace] = "; ".join(errors)
+
+    def _choose(self) -> None:
+        """The stores and accounts this pass reconciles: those selected, and those a selected order needs."""
+        limited = self.selection.limited
+        for key in self.stores:
+            if not limited or self.selection.wants(*key):
+                self.wanted_stores.add(key)
+        for key, account in self.accounts.items():
+            if not limited or self.selection.wants(*key):
+                self.wanted_accounts.add(key)
+                self.wanted_stores.add(account_store(account))
+        for cluster in self.clusters:
+            for order in cluster.orders:
+                store = store_ref(order)
+                self.wanted_stores.add(store)
+                account = account_core.account_for(list(self.accounts.values()), *store, namespace_of(order),
+                                                   cluster.name)
+                if account is not None:
+                    self.wanted_accounts.add((namespace_of(account), name_of(account)))
+        self.wanted_stores &= set(self.stores)
+
+    def _children_namespaces(self) -> Set[str]:
+        needed = {key[0] for key in self.wanted_stores | self.wanted_accounts}
+        needed |= {store_ref(o)[0] for c in self.clusters for o in c.orders}
+        return needed & {key[0] for key in self.control_planes}
+
+    def _read_children(self, namespace: str) -> None:
+        service = self.management.service
+        listings = [guarded_list(service, resource, namespace, label)
+                    for label in (naming.ACCOUNT_LABEL, LABELS.name) for resource in (R.SECRET, R.PUSHSECRET)]
+        errors = [listing.error for listing in listings if not listing.ok]
+        if errors:
+            self.children_failures[namespace] = "; ".join(e for e in errors if e)
+        for listing in listings:
+            for obj in listing.items:
+                if obj.get("kind") == "Secret":
+                    self.redactor.add_secret(obj)
+                labels = labels_of(obj)
+                if naming.ACCOUNT_LABEL in labels:
+                    self.account_children[(namespace, labels[naming.ACCOUNT_LABEL])].append(obj)
+                elif LABELS.cluster in labels:  # not a delivered Secret of an order living in this namespace
+                    key = (labels[LABELS.cluster], labels.get(LABELS.namespace, ""), labels.get(LABELS.name, ""))
+                    self.credential_children[key].append(obj)
+        stores = guarded_list(service, R.SECRETSTORE, namespace)
+        if not stores.ok:
+            self.store_failures[namespace] = stores.error or ""
+        self.secret_stores[namespace] = {name_of(s): s for s in stores.items}
+        for key, account in self.accounts.items():
+            if key[0] == namespace:
+                self._add_account_key(account)
+
+    def _add_account_key(self, account: Mapping[str, Any]) -> None:
+        secret = self.account_key_secret(account)
+        if secret is not None:
+            self.gateways.add_account_key(account_store(account), name_of(account), secret)
+
+    def _read_admin_secret(self, key: ObjectKey) -> None:
+        try:
+            spec = parse_store(self.stores[key])
+        except OrderSpecError:
+            return  # refused on its own status; no credential is needed
+        try:
+            secret = self.management.service.get(R.SECRET, spec.identity.namespace, spec.admin_secret)
+        except KubeError as exc:
+            if exc.not_found:
+                self.gateways.add_store(spec, None)
+            else:
+                self.gateways.add_store(spec, None, self.redactor.scrub(exc.summary()))
+            return
+        self.gateways.add_store(spec, secret)
+
+    def _read_delivered(self, cluster: ClusterReads, cps: List[Mapping[str, Any]]) -> None:
+        holding = {namespace_of(o) for o in cluster.orders}
+        for namespace in sorted(holding & assigned_namespaces(cps, cluster.name)):
+            listing = guarded_list(cluster.service, R.SECRET, namespace, LABELS.name, cluster.name)
+            for secret in listing.items:
+                self.redactor.add_secret(secret)
+            cluster.secrets[namespace] = listing
+
+    # -- what the sources look up ---------------------------------------------------------------------------
+    def store_view(self, key: ObjectKey) -> Optional[StoreView]:
+        view = read_store(self.stores.get(key))
+        return view if view is not None and view.key == key else None
+
+    def control_plane_of(self, view: Optional[StoreView]) -> Optional[Mapping[str, Any]]:
+        if view is None:
+            return None
+        return self.control_planes.get((view.spec.cp_namespace, view.spec.cp_name))
+
+    def account_key_secret(self, account: Optional[Mapping[str, Any]]) -> Optional[Mapping[str, Any]]:
+        if account is None:
+            return None
+        names = naming.AccountNames(name_of(account), namespace_of(account))
+        return next((c for c in self.account_children.get((names.namespace, names.account), ())
+                     if c.get("kind") == "Secret" and name_of(c) == names.root_key), None)
+
+    def account_of(self, store: ObjectKey, namespace: str, cluster: str) -> Optional[Mapping[str, Any]]:
+        return account_core.account_for(list(self.accounts.values()), *store, namespace, cluster)
+
+    def tenant_credentials(self, account: Mapping[str, Any]) -> List[Mapping[str, Any]]:
+        """The tenant's BucketCredentials on the account's store, from the tenant's cluster (every one listed)."""
+        tenant = (text(dig(account, "spec", "tenant", "namespace")), text(dig(account, "spec", "tenant", "cluster")))
+        store = account_store(account)
+        return [o for o in self.listed.get(tenant[1], ()) if namespace_of(o) == tenant[0] and store_ref(o) == store]
+
+    def admitted(self, order: Mapping[str, Any], cluster: str, view: StoreView) -> bool:
+        cp = self.control_plane_of(view)
+        return admit(namespace_of(order), cluster, view.spec.cp_namespace, view.spec.cp_name,
+                     read_control_plane(cp) if cp is not None else None) is None
+
+    # -- settling ---------------------------------------------------------------------------------------------
+    def settle(self, index: Dict[ObjectKey, Mapping[str, Any]], written: Mapping[ObjectKey, Mapping[str, Any]]) -> None:
+        """Objects whose status the pass wrote are seen with that status from now on."""
+        for key, obj in written.items():
+            if key in index:
+                index[key] = obj
+
+    def add_account(self, account: Mapping[str, Any], line: str) -> None:
+        key = (namespace_of(account), name_of(account))
+        self.accounts[key] = account
+        self.wanted_accounts.add(key)
+        self.created[key] = line
+
+    # -- what could not be read -------------------------------------------------------------------------------
+    def read_errors(self) -> List[Dict[str, str]]:
+        errors = [{"cluster": c.name, "error": c.error} for c in self.clusters if c.error]
+        if self.cp_error and not self.management.error:
+            errors.append({"cluster": "", "error": self.cp_error})
+        errors += [{"cluster": c.name, "namespace": ns, "error": e}
+                   for c in self.clusters for ns, e in sorted(c.order_failures.items())]
+        errors += [{"cluster": "", "namespace": ns, "error": e} for ns, e in sorted(self.namespace_failures.items())]
+        return errors
+
+
+def create_missing_accounts(reads: ObjectStorageReads, service: Any) -> List[Dict[str, Any]]:
+    """The short path: the first admitted order of a tenant on a ready store gets the tenant an
+    ObjectStoreAccount (``account.missing_account``). Created ones join the pass's accounts at once; the
+    entries returned are the creations that failed (each an order result with ``error``)."""
+    failed: List[Dict[str, Any]] = []
+    for cluster in reads.clusters:
+        for order in cluster.orders:
+            if is_deleting(order):
+                continue
+            try:
+                spec = parse_credential(order)
+            except OrderSpecError:
+                continue
+            key = (spec.store_namespace, spec.store_name)
+            view = reads.store_view(key)
+            if view is None or not view.ready or key[0] in reads.namespace_failures \
+                    or not reads.admitted(order, cluster.name, view):
+                continue
+            if reads.account_of(key, spec.identity.namespace, cluster.name) is not None:
+                continue
+            manifest = account_core.missing_account(view, spec.identity.namespace, cluster.name)
+            where = f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}"
+            why = (f"create ObjectStoreAccount {where}: the first order of namespace {spec.identity.namespace} "
+                   f"on {'cluster ' + cluster.name if cluster.name else 'the management cluster'} needs the store")
+            try:
+                created = service.create(manifest)
+            except KubeError as exc:
+                failed.append({"kind": account_core.KIND, "name": manifest["metadata"]["name"],
+                               "namespace": manifest["metadata"]["namespace"], "cluster": "", "ready": False,
+                               "reasons": {}, "changed": False, "actions": [], "status_written": False,
+                               "requeue_after": ERROR_RETRY.total_seconds(),
+                               "error": f"{why} failed: {reads.redactor.scrub(exc.summary())}"})
+                continue
+            created.setdefault("apiVersion", manifest["apiVersion"])
+            created.setdefault("kind", manifest["kind"])
+            reads.add_account(created, why)
+    return failed
+
+
+class _Source:
+    """What the three sources share: the reads, the gateways, and each object's final decision (the status the
+    runner wrote is what later kinds see)."""
+
+    kind = ""
+    resource = R.OBJECTSTORE
+
+    def __init__(self, reads: ObjectStorageReads, gateways: Gateways) -> None:
+        self.reads = reads
+        self.gateways = gateways
+        self.final: Dict[Tuple[str, str, str], Tuple[Mapping[str, Any], Decision]] = {}
+        self._raw: Dict[Tuple[str, str, str], Mapping[str, Any]] = {}
+
+    def read(self) -> None:
+        self.reads.read()
+
+    def _key(self, decision: Decision) -> Tuple[str, str, str]:
+        identity = decision.context.identity if decision.context is not None else {}
+        return (text(identity.get("cluster")), text(identity.get("namespace")), text(identity.get("name")))
+
+    def _decided(self, cluster: str, raw: Mapping[str, Any], decision: Decision) -> Decision:
+        self._raw[(cluster, namespace_of(raw), name_of(raw))] = raw
+        self.final[(cluster, namespace_of(raw), name_of(raw))] = (raw, decision)
+        return decision
+
+    def on_action_failure(self, decision: Decision, action: Any, error: ActionError) -> Decision:
+        rewritten = self._rewrite(decision, action, error)
+        key = self._key(decision)
+        if key in self._raw:
+            self.final[key] = (self._raw[key], rewritten)
+        return rewritten
+
+    def _rewrite(self, decision: Decision, _action: Any, _error: ActionError) -> Decision:
+        return decision
+
+    def with_live(self, snapshot: Any, _live: Mapping[str, Any]) -> Any:
+        return snapshot
+
+    def live_objects(self, _snapshot: Any) -> List[Mapping[str, Any]]:
+        return []
+
+    def unreadable(self) -> List[Dict[str, Any]]:
+        return []
+
+    def read_errors(self) -> List[Dict[str, str]]:
+        return []
+
+    def execute_other(self, action: Any) -> None:
+        self.gateways.execute(action)
+
+    def written(self, result: Any) -> Dict[ObjectKey, Mapping[str, Any]]:
+        """The objects whose status the pass wrote, with that status (management-cluster objects only)."""
+        found = {}
+        for entry in result.orders:
+            key = (entry.get("cluster", ""), entry.get("namespace", ""), entry.get("name", ""))
+            if entry.get("status_written") and key in self.final and entry.get("kind") == self.kind:
+                raw, decision = self.final[key]
+                if decision.status is not None:
+                    found[key[1:]] = {**raw, "status": decision.status}
+        return found
+
+
+class StoreSource(_Source):
+    """ObjectStores: readiness for per-bucket credentials, probed when due (``store.probe_due``)."""
+
+    kind = store_core.KIND
+    resource = R.OBJECTSTORE
+
+    def orders(self) -> Iterable[Tuple[str, Mapping[str, Any]]]:
+        for key in sorted(self.reads.wanted_stores):
+            yield "", self.reads.stores[key]
+
+    def snapshot(self, _cluster: str, raw: Mapping[str, Any], now: datetime) -> StoreSnapshot:
+        key = (namespace_of(raw), name_of(raw))
+        problem = self.gateways.admin_problem(key)
+        outcome = None
+        if not problem and read_store(raw) is not None and store_core.probe_due(raw, now):
+            outcome = self.gateways.probe(key)
+        return StoreSnapshot(store=raw, now=now, probe=outcome, admin_secret_problem=problem)
+
+    def reconcile(self, snapshot: StoreSnapshot) -> Decision:
+        return self._decided("", snapshot.store, store_core.decide_store(snapshot))
+
+    def read_errors(self) -> List[Dict[str, str]]:
+        return self.reads.read_errors()  # reported once, by the first source of the pass
+
+
+class AccountSource(_Source):
+    """ObjectStoreAccounts: the tenant's RGW account, its key (backed up first), migration and root rotation."""
+
+    kind = account_core.KIND
+    resource = R.OBJECTSTOREACCOUNT
+
+    def read(self) -> None:
+        """Accounts created by the pass carry no key yet; nothing else to read."""
+
+    def orders(self) -> Iterable[Tuple[str, Mapping[str, Any]]]:
+        for key in sorted(self.reads.wanted_accounts):
+            yield "", self.reads.accounts[key]
+
+    def snapshot(self, _cluster: str, raw: Mapping[str, Any], now: datetime) -> AccountSnapshot:
+        namespace, name = namespace_of(raw), name_of(raw)
+        store_key = account_store(raw)
+        view = self.reads.store_view(store_key)
+        key_user = buckets = None
+        if view is not None and view.ready:
+            uid = account_core.key_uid(raw)
+            if uid:
+                key_user = self.gateways.key_user(store_key, uid)
+            if key_user is not None and key_user.ok and account_core.wants_buckets(raw):
+                buckets = self.gateways.buckets(store_key, name)
+        failures = {}
+        if namespace in self.reads.children_failures:
+            failures[parts.CHILDREN] = self.reads.children_failures[namespace]
+        if namespace in self.reads.store_failures:
+            failures[parts.SECRET_STORES] = self.reads.store_failures[namespace]
+        return AccountSnapshot(
+            account=raw, store=self.reads.stores.get(store_key), now=now,
+            children=list(self.reads.account_children.get((namespace, name), ())),
+            secret_stores=self.reads.secret_stores.get(namespace, {}),
+            control_plane=self.reads.control_plane_of(view), key_user=key_user, buckets=buckets,
+            credentials=self.reads.tenant_credentials(raw), read_failures=failures)
+
+    def reconcile(self, snapshot: AccountSnapshot) -> Decision:
+        return self._decided("", snapshot.account, account_core.decide_account(snapshot))
+
+    def _rewrite(self, decision: Decision, action: Any, error: ActionError) -> Decision:
+        return account_core.on_action_failure(decision, action, error)
+
+    def live_objects(self, snapshot: AccountSnapshot) -> List[Mapping[str, Any]]:
+        return list(snapshot.children)
+
+
+class CredentialSource(_Source):
+    """BucketCredentials: the bucket's own IAM user and key slots, backup first, the Secret beside the order."""
+
+    kind = credential_core.KIND
+    resource = R.BUCKETCREDENTIAL
+
+    def read(self) -> None:
+        """Everything was listed before the stores were decided."""
+
+    def orders(self) -> Iterable[Tuple[str, Mapping[str, Any]]]:
+        for cluster in self.reads.clusters:
+            for order in cluster.orders:
+                yield cluster.name, order
+
+    def snapshot(self, cluster_name: str, order: Mapping[str, Any], now: datetime) -> CredentialSnapshot:
+        reads = self.reads
+        cluster = next(c for c in reads.clusters if c.name == cluster_name)
+        namespace, name = namespace_of(order), name_of(order)
+        store_key = store_ref(order)
+        view = reads.store_view(store_key)
+        account = reads.account_of(store_key, namespace, cluster_name) if view is not None else None
+        account_key = reads.account_key_secret(account)
+        failures: Dict[str, str] = {}
+        cp_namespace = store_key[0]
+        if reads.cp_error:
+            failures[parts.CHILDREN] = reads.cp_error
+        elif cp_namespace in reads.children_failures:
+            failures[parts.CHILDREN] = reads.children_failures[cp_namespace]
+        if cp_namespace in reads.store_failures:
+            failures[parts.SECRET_STORES] = reads.store_failures[cp_namespace]
+        delivered_list = cluster.secrets.get(namespace)
+        if delivered_list is not None and not delivered_list.ok:
+            failures[parts.DELIVERED] = delivered_list.error or ""
+        delivered = next((s for s in (delivered_list.items if delivered_list is not None else ())
+                          if name_of(s) == f"{name}-s3"), None)
+        snapshot = CredentialSnapshot(
+            order=order, cluster=cluster_name, now=now, store=reads.stores.get(store_key),
+            control_plane=reads.control_plane_of(view), account=account, account_key=account_key,
+            children=[c for c in reads.credential_children.get((cluster_name, namespace, name), ())
+                      if namespace_of(c) == cp_namespace],
+            delivered=delivered, secret_stores=reads.secret_stores.get(cp_namespace, {}),
+            rivals=tuple(reads.rivals.get((*store_key, text(dig(order, "spec", "bucket"))), ())),
+            read_failures=failures)
+        return self._gateway_reads(snapshot, view)
+
+    def _gateway_reads(self, snapshot: CredentialSnapshot, view: Optional[StoreView]) -> CredentialSnapshot:
+        """GetBucketPolicy, then ListAccessKeys and GetUserPolicy of the bucket's IAM user: only for an order the
+        core will act on at the gateway (its store ready, its account usable and keyed, admitted or being
+        deleted), and each only while the ones before it were answered."""
+        order, account = snapshot.order, snapshot.account
+        if view is None or not view.ready or account is None or snapshot.account_key is None:
+            return snapshot
+        targets = credential_core.gateway_targets(order, account)
+        deleting = is_deleting(order)
+        if targets is None or not (deleting or self.reads.admitted(order, snapshot.cluster, view)):
+            return snapshot
+        bucket, read_user = targets
+        store_key, account_name = view.key, name_of(account)
+        policy = self.gateways.bucket_policy(store_key, account_name, bucket)
+        if not read_user or (policy.status is None and not policy.ok):
+            return replace(snapshot, bucket_policy=policy)
+        keys = self.gateways.user_keys(store_key, account_name, bucket)
+        user_policy = None
+        if keys.ok and not deleting:
+            user_policy = self.gateways.user_policy(store_key, account_name, bucket)
+        return replace(snapshot, bucket_policy=policy, user_keys=keys, user_policy=user_policy)
+
+    def reconcile(self, snapshot: CredentialSnapshot) -> Decision:
+        return self._decided(snapshot.cluster, snapshot.order, credential_core.decide_credential(snapshot))
+
+    def _rewrite(self, decision: Decision, action: Any, error: ActionError) -> Decision:
+        return credential_core.on_action_failure(decision, action, error)
+
+    def with_live(self, snapshot: CredentialSnapshot, live: Mapping[str, Any]) -> CredentialSnapshot:
+        return replace(snapshot, delivered=live)
+
+    def live_objects(self, snapshot: CredentialSnapshot) -> List[Mapping[str, Any]]:
+        return list(snapshot.children)
+
+    def unreadable(self) -> List[Dict[str, Any]]:
+        """The orders of a cluster (or namespace) that could not be listed, as named by their children."""
+        entries = []
+        for cluster in self.reads.clusters:
+            if cluster.error is None and not cluster.order_failures:
+                continue
+            named = {(ns, n) for (cl, ns, n) in self.reads.credential_children
+                     if cl == cluster.name and self.reads.selection.wants(ns, n)}
+            for namespace, name in sorted(named):
+                if cluster.error is None and namespace not in cluster.order_failures:
+                    continue
+                entries.append({"kind": self.kind, "name": name, "namespace": namespace, "cluster": cluster.name,
+                                "ready": False, "reasons": {}, "changed": False, "actions": [],
+                                "status_written": False, "requeue_after": ERROR_RETRY.total_seconds(),
+                                "error": cluster.error or cluster.order_failures[namespace]})
+        return entries
+
+
+def scrubbed(redactor: Redactor, value: Any) -> Any:
+    """``value`` (JSON data) with every known secret masked: a diff shows statuses, and a BucketCredential's status
+    names its access key ids, which no diff may show."""
+    return json.loads(redactor.scrub(json.dumps(value)))
+
+
+def reconcile_object_storage(reads: ObjectStorageReads, services: Mapping[str, Any], now: datetime,
+                             want_diff: bool = False) -> PassResult:
+    """One pass over the three kinds in dependency order (stores, missing accounts, accounts, credentials), each
+    later kind seeing the statuses the pass wrote; one result, ObjectStores first. An account the pass created
+    shows that creation first among its actions."""
+    gateways, redactor, management = reads.gateways, reads.redactor, services[""]
+    stores = StoreSource(reads, gateways)
+    results = [run_pass(stores, services, redactor, now=now, want_diff=want_diff)]
+    reads.settle(reads.stores, stores.written(results[-1]))
+    failed = create_missing_accounts(reads, management)
+    accounts = AccountSource(reads, gateways)
+    results.append(run_pass(accounts, services, redactor, now=now, want_diff=want_diff))
+    reads.settle(reads.accounts, accounts.written(results[-1]))
+    results.append(run_pass(CredentialSource(reads, gateways), services, redactor, now=now, want_diff=want_diff))
+
+    merged = PassResult()
+    for result in results:
+        for entry in result.orders:
+            line = reads.created.get((entry.get("namespace", ""), entry.get("name", ""))) \
+                if entry.get("kind") == account_core.KIND else None
+            merged.record(dict(entry, actions=[line, *entry.get("actions", [])], changed=True) if line else entry)
+        merged.clusters += result.clusters
+        merged.diff += [scrubbed(redactor, d) for d in result.diff]
+        merged.duration += result.duration
+    for entry in failed:
+        merged.record(entry)
+    return merged
