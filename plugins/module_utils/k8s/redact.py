@@ -22,6 +22,15 @@ from typing import Any, Iterable, Mapping, Set
 
 MASK = "[redacted]"
 MIN_SECRET = 4  # shorter values would mask ordinary words; no secret the pass handles is this short
+# The data keys whose values are secret (or name a credential, as an access key id does). Other entries of the
+# Secrets the pass writes are plain facts -- a bucket, an endpoint, a region, a user name -- which results,
+# actions and condition messages name on purpose.
+SECRET_KEY_HINTS = ("secret", "password", "key", "token", "clouds", "credential")
+
+
+def holds_secret(data_key: str) -> bool:
+    lowered = data_key.lower()
+    return any(hint in lowered for hint in SECRET_KEY_HINTS)
 
 
 class Redactor:
@@ -38,10 +47,12 @@ class Redactor:
             self._values.add(base64.b64encode(value.encode("utf-8")).decode("ascii"))
 
     def add_secret(self, secret: Mapping[str, Any], written: bool = False) -> None:
-        """Every value of a Secret's ``data`` (base64, as stored) and ``stringData``, and their decoded text."""
+        """Every secret value of a Secret's ``data`` (base64, as stored) and ``stringData``, and its decoded text."""
         data = secret.get("data") if isinstance(secret, Mapping) else None
         if isinstance(data, Mapping):
-            for encoded in data.values():
+            for data_key, encoded in data.items():
+                if not isinstance(data_key, str) or not holds_secret(data_key):
+                    continue
                 if isinstance(encoded, str) and len(encoded) >= MIN_SECRET:
                     self._values.add(encoded)
                     try:
@@ -53,8 +64,9 @@ class Redactor:
                         self.written.add(value)
         string_data = secret.get("stringData") if isinstance(secret, Mapping) else None
         if isinstance(string_data, Mapping):
-            for value in string_data.values():
-                self.add(value)
+            for data_key, value in string_data.items():
+                if isinstance(data_key, str) and holds_secret(data_key):
+                    self.add(value)
 
     def add_all(self, values: Iterable[Any]) -> None:
         for value in values:

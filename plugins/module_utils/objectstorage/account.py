@@ -43,6 +43,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway 
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.reasons import (
     ACCOUNT_CONDITIONS,
+    ACCOUNT_ERROR,
     ACCOUNT_KEY_ROTATED,
     BACKUP_NOT_SYNCED,
     CREDENTIAL_READY,
@@ -58,7 +59,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.reasons 
     STORE_NOT_READY,
     WAITING_FOR_GATEWAY,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot import AccountSnapshot
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot import CHILDREN, SECRET_STORES, AccountSnapshot
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec import (
     AccountSpec,
     parse_account,
@@ -83,6 +84,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     condition_is_true,
     dig,
+    find_condition,
     generation_of,
     mappings,
     name_of,
@@ -106,6 +108,11 @@ PROGRESS = timedelta(seconds=2)
 
 
 # -- what other decisions read of an account -----------------------------------------------------------------
+# While the account's key reads one of these, nothing signs with it: it is not backed up yet, or it is being
+# created or rotated (the key Secret holds a new key whose backup is not proven).
+KEY_NOT_READY = (BACKUP_NOT_SYNCED, WAITING_FOR_GATEWAY, ACCOUNT_ERROR)
+
+
 @dataclass(frozen=True)
 class AccountView:
     name: str
@@ -113,18 +120,22 @@ class AccountView:
     account_id: str
     scope: str          # Bucket, Shared, or "" (not set up yet)
     migrated: bool      # Migrated True (new or adopted): per-bucket credentials may be issued
+    key_ready: bool     # the account's key is recorded and backed up (design rule 2: backed up first)
 
     @property
     def usable(self) -> bool:
-        return bool(self.account_id) and (self.scope == SHARED_SCOPE or (self.scope == BUCKET and self.migrated))
+        return bool(self.account_id) and self.key_ready and \
+            (self.scope == SHARED_SCOPE or (self.scope == BUCKET and self.migrated))
 
 
 def read_account(raw: Any) -> Optional[AccountView]:
     if raw is None:
         return None
     status = dig(raw, "status")
+    key = find_condition(raw, ACCOUNT_KEY_ROTATED)
+    key_ready = key is not None and text(key.get("reason")) not in KEY_NOT_READY
     return AccountView(name_of(raw), namespace_of(raw), text(dig(status, "accountID")), text(dig(status, "scope")),
-                       condition_is_true(raw, MIGRATED))
+                       condition_is_true(raw, MIGRATED), key_ready)
 
 
 def account_for(accounts: Sequence[Mapping[str, Any]], store_namespace: str, store_name: str, namespace: str,
@@ -318,6 +329,10 @@ def decide_account(snap: AccountSnapshot) -> Decision:
                                     "PerBucketCredentialsReady is not True; nothing is set up or migrated")
         return _decide(snap, out, _carried(raw), migrated, _previous(raw, ACCOUNT_KEY_ROTATED, pending),
                        requeue.STORE_NOT_READY)
+    failure = next((snap.read_failures[p] for p in (CHILDREN, SECRET_STORES) if snap.read_failures.get(p)), None)
+    if failure:  # the key record cannot be seen: nothing is concluded about it, nothing is written
+        return _decide(snap, out, _carried(raw), _previous(raw, MIGRATED, pending),
+                       Verdict(False, ACCOUNT_ERROR, failure), requeue.ERROR_RETRY)
     run = _Pass(snap, spec, store)
     return _set_up(run)
 
@@ -421,8 +436,7 @@ def _keys(run: _Pass, info: Mapping[str, Any]) -> Decision:
     if retiring and retiring not in live_ids:
         retiring = ""  # the old key is gone: the rotation is complete
     rotation_text = in_flight if retiring and in_flight.isdigit() else str(rotation_applied)
-    document = {ACCESS_KEY: current, SECRET_KEY: recorded.get(SECRET_KEY, ""), "accountID": run.account_id,
-                "rotation": rotation_text}
+    document = {ACCESS_KEY: current, SECRET_KEY: recorded.get(SECRET_KEY, ""), "rotation": rotation_text}
     if retiring:
         document[RETIRING] = retiring
     target = BackupTarget(namespace=run.names.namespace, source=run.names.root_key, pushsecret=run.names.backup,
@@ -501,7 +515,7 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
                   "data": {}}
         run.out.act(IssueKey(run.store.key, spec.identity.name, None, secret, write="apply",
                              key_fields=(ACCESS_KEY, SECRET_KEY), why=f"rotate the root key to rotation {wanted}",
-                             extra={"accountID": run.account_id, "rotation": str(wanted), RETIRING: current}))
+                             extra={"rotation": str(wanted), RETIRING: current}))
         run.event("AccountKeyRotationStarted", f"a new root key was issued for RGW account {run.account_id}; the "
                                                "previous one is retired once the new one is backed up")
         run.out.come_back(PROGRESS)

@@ -36,6 +36,7 @@ ROOT_KEY_ROTATED = "RootKeyRotated"         # AccountKeyRotated True
 LEGACY_BUCKETS_REMAIN = "LegacyBucketsRemain"  # a rotation is due while legacy buckets remain
 ROTATION_PENDING = "RotationPending"        # the root key predates the migration: raise spec.rootKeyRotation
 WAITING_FOR_GATEWAY = "WaitingForGateway"   # a step was taken; its effect is read on the next pass
+ACCOUNT_ERROR = "AccountError"              # a Kubernetes-level failure reading the account's own objects
 
 # BucketCredential
 CREDENTIAL_READY = "CredentialReady"

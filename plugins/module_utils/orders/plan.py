@@ -149,8 +149,11 @@ class RecordEvent:
     cluster: str
     event_type: str = "Normal"
     leg: str = LEG_ORDER
-    why: str = "record what was done"
     verb = "record an event on"
+
+    @property
+    def why(self) -> str:
+        return self.reason
 
     @property
     def kind(self) -> str:

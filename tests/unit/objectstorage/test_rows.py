@@ -162,3 +162,33 @@ def test_an_edited_delivered_key_is_repaired_and_a_foreign_key_stays():
     world.converge()
     repaired = world.get("Secret", "photos-s3", NS)["data"]
     assert repaired["AWS_SECRET_ACCESS_KEY"] == good["AWS_SECRET_ACCESS_KEY"] and repaired["mine"] == "eA=="
+
+
+def test_nothing_signs_with_the_account_key_before_its_backup_is_proven():
+    world = World()
+    world.eso_running = False
+    world.add_order("photos", "photos")
+    for _ in range(6):
+        world.step()
+    account = world.kind("ObjectStoreAccount")[0]
+    assert world.reason(account, "AccountKeyRotated") == "BackupNotSynced"
+    assert world.reason(world.order("photos"), "CredentialReady") == "WaitingForAccount"
+    assert "photos" not in world.gateway.buckets and not world.gateway.iam
+    world.eso_running = True
+    world.converge()
+    assert world.reason(world.order("photos"), "Ready") == "AllReady"
+
+
+def test_an_account_whose_key_record_cannot_be_read_concludes_nothing():
+    world = World()
+    world.add_order("photos", "photos")
+    world.converge()
+    account = world.kind("ObjectStoreAccount")[0]
+    from dataclasses import replace as _replace
+
+    from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import account as core
+    snapshot = _replace(world.account_snapshot(account), children=(),
+                        read_failures={"children": "cannot list secrets in namespace openstack: HTTP 403"})
+    decision = core.decide_account(snapshot)
+    assert decision.actions == [] and decision.reasons["AccountKeyRotated"] == "AccountError"
+    assert decision.reasons["Migrated"] == "NewAccount"
