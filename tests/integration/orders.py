@@ -127,7 +127,7 @@ class Stack:
     # children by name ------------------------------------------------------------------------
     @staticmethod
     def base_name(namespace, name, cluster=""):
-        """``<name>-<8hex>-user``: the managed K-ORC User and the stem of every other child."""
+        """``<name>-<8hex>-user``: the stem of every child (the managed K-ORC User is ``<stem>-user``)."""
         return f"{name}-{order_hash(cluster, namespace, name)}-user"
 
     def backup_path(self, namespace, name, cluster=""):
@@ -136,7 +136,8 @@ class Stack:
     def korc_user(self, namespace, name, cluster=""):
         """The order's managed K-ORC User, or None."""
         try:
-            return self.co.get_namespaced_custom_object(*KORC, CP_NS, "users", self.base_name(namespace, name, cluster))
+            return self.co.get_namespaced_custom_object(*KORC, CP_NS, "users",
+                                                        self.base_name(namespace, name, cluster) + "-user")
         except ApiException as exc:
             if exc.status == 404:
                 return None

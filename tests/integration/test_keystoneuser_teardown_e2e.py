@@ -29,7 +29,7 @@ def provisioned(stack, namespace, name, **spec):
     order = stack.order(namespace, name)
     delivered = stack.delivered(namespace, name)
     base = stack.base_name(namespace, name)
-    expected = sorted([base, f"{base}-backup", f"{base}-password-v1", f"{base}-source"])
+    expected = sorted([f"{base}-user", f"{base}-backup", f"{base}-password-v1", f"{base}-source"])
     # the probe was deleted once the managed User existed; K-ORC lets it go shortly after
     children = wait_for(lambda: sorted(stack.children(namespace, name)) == expected and expected, 30,
                         what="the probe to go")
