@@ -480,9 +480,6 @@ def test_an_admission_error_echoing_the_secret_data_is_redacted(stack, kube, sta
         assert stack.delivered(ns, name)["password"] == passwords[max(passwords)]
 
 
-@pytest.mark.xfail(strict=True, reason="the module registers every value of every Secret it writes as a no_log "
-                   "value, so the backup's source Secret (username, user_domain_name, region_name, auth_url) makes "
-                   "Ansible mask the order's name in the result; see the report of this test's commit")
 def test_a_pass_that_writes_the_backup_document_still_names_the_order(stack):
     """Only secrets are no_log values. The pass that writes the backup's source Secret (which also carries the user
     name, the domain, the region and the auth_url) must still name the order in its result: a caller (the
