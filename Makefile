@@ -65,10 +65,11 @@ test: venv collection-link  ## set everything up and run every test (what CI run
 	$(MAKE) deps
 	$(MAKE) verify-crd-copies verify-invalid-cr-fixtures
 	$(MAKE) sanity
-	$(MAKE) collection
+	$(MAKE) collection molecule-check
 	$(MAKE) stack-up
 	$(PYTEST) -q tests/unit
 	$(PYTEST) -q --assert=plain tests/integration
+	$(MAKE) molecule
 
 .PHONY: demo
 demo: collection-link stack-up  ## set everything up and run the main job on the local stack

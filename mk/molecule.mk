@@ -1,0 +1,16 @@
+# Molecule scenarios of the collection (extensions/molecule/, docs/molecule.md), run from the collection's root with
+# the test venv's molecule and ansible-lint (pinned in requirements/test.txt). The scenarios use the checkout through
+# ANSIBLE_COLLECTIONS_PATH (.collections link + .collections-deps, exported by the main Makefile); Galaxy is never
+# asked. Included by the main Makefile (VENV, collection-link, collections-deps; controller-stack-env is in
+# mk/controller.mk).
+MOLECULE_ENV := NO_COLOR=1 ANSIBLE_NOCOLOR=1 PATH=$(VENV)/bin:$$PATH ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false
+
+.PHONY: molecule
+molecule: venv collection-link collections-deps controller-stack-env  ## molecule test -s default against the running local stack (prepare, converge, idempotence, side effect, verify, cleanup)
+	source $(CURDIR)/.stack/env && $(MOLECULE_ENV) molecule test -s default
+
+.PHONY: molecule-check
+molecule-check: venv collection-link collections-deps  ## molecule syntax of every scenario and ansible-lint of scenarios, playbooks and roles (no cluster needed)
+	$(MOLECULE_ENV) molecule syntax -s default
+	$(MOLECULE_ENV) molecule syntax -s kind
+	$(MOLECULE_ENV) ansible-lint extensions/molecule playbooks
