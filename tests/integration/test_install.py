@@ -1,11 +1,17 @@
-"""The install and target-access playbooks against the real kube-apiserver (issue 6, item 3).
+"""The install, target-access and access-sync playbooks against the real kube-apiserver (issue 6 item 3, issue 10
+item 4: least privilege, proven).
 
 Every object the roles make is accepted by the apiserver (admission, Pod Security ``restricted`` on a dry-run Pod
-made from the workload's template), read back, and a second run reports ``changed=0``. RBAC is checked with
-``kubectl auth can-i --as=system:serviceaccount:<ns>:<sa>`` for every verb a pass uses (yes) and for verbs it must
-not have (no), and proved for real: passes of ``keystoneuser_reconcile`` impersonating the installed service account
-take an order to Ready, repair its delivered Secret and tear it down without a single Forbidden; on the target
-cluster ``edge-1`` the same with a real token of the account the target-access role made.
+made from each workload's template), read back, and a second run reports ``changed=0``. RBAC is checked with
+``kubectl auth can-i --as=system:serviceaccount:<ns>:<sa>`` against the access contract (docs/install.md,
+"Permissions") - the grants and the denials that matter - and proved with real requests made with real tokens of the
+accounts: the controller cannot read a Secret outside its namespaces, mint a service-account token, create a token
+Secret, or touch a Secret without the collection's labels (the admission policy says why); the access sync cannot
+bind anything but the collection's ClusterRoles to anyone but the controller; grants follow the ControlPlanes'
+assignments and drain while an order holds a teardown finalizer. Passes of ``keystoneuser_reconcile``
+impersonating the installed service account take an order to Ready, repair its delivered Secret and tear it down
+without a single Forbidden; on the target cluster ``edge-1`` the same with a real token of the account the
+target-access role made.
 
 Everything is installed under names unique to the run and removed afterwards (``c5c3_install_state=absent``); the
 CRD is applied (idempotently) but never removed, as that would delete every order.
@@ -26,6 +32,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from accounts import Account, can_i, check_matrix
 from orders import CP_NS, GROUP, VERSION, Stack, unique
 from passes import assigned_namespace, order_summary, reconcile_until, run_pass
 
@@ -75,53 +82,26 @@ def playbook(name, extra_vars, kubeconfig, check=False):
     return Play(proc)
 
 
-def can_i(kubeconfig, user, verb, resource, namespace=None, subresource=None):
-    """``kubectl auth can-i`` as ``user``: True or False. ``namespace="*"`` asks across all namespaces."""
-    cmd = ["kubectl", "--kubeconfig", kubeconfig, "auth", "can-i", verb, resource, f"--as={user}"]
-    if subresource:
-        cmd.append(f"--subresource={subresource}")
-    if namespace == "*":
-        cmd.append("--all-namespaces")
-    elif namespace:
-        cmd += ["-n", namespace]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    answer = (proc.stdout.strip().splitlines() or [""])[-1]
-    if answer not in ("yes", "no"):
-        raise AssertionError(f"{' '.join(cmd)}: {proc.stdout}{proc.stderr}")
-    return answer == "yes"
-
-
-def check_matrix(kubeconfig, user, matrix, where):
-    """Ask every row of ``matrix`` ((verb, resource, subresource, namespace, expected)); fail listing every
-    mismatch. Prints the matrix (pytest -s shows it)."""
-    rows, wrong = [], []
-    for verb, resource, subresource, namespace, expected in matrix:
-        got = can_i(kubeconfig, user, verb, resource, namespace, subresource)
-        what = f"{verb} {resource}{'/' + subresource if subresource else ''}" + (
-            "" if namespace is None else " (all namespaces)" if namespace == "*" else f" -n {namespace}")
-        rows.append(f"  {'yes' if got else 'no ':3}  {what}")
-        if got != expected:
-            wrong.append(f"{what}: expected {'yes' if expected else 'no'}")
-    print(f"\ncan-i as {user} ({where}):\n" + "\n".join(rows))
-    assert not wrong, f"RBAC of {user} differs from the pass's needs:\n" + "\n".join(wrong)
-
-
 # -- the management cluster's install --------------------------------------------------------------------------
 
 class Install:
     """One install under run-unique names; ``ensure`` re-runs the playbook only when the settings change."""
 
-    def __init__(self, kubeconfig, kube):
+    def __init__(self, kubeconfig, kube, workdir):
         run = uuid.uuid4().hex[:6]
         self.kubeconfig = kubeconfig
+        self.workdir = workdir
         self.namespace = f"t-inst-{run}"
         self.name = f"t-inst-{run}"
+        self.sync_name = f"{self.name}-access-sync"
         self.sa_user = f"system:serviceaccount:{self.namespace}:{self.name}"
+        self.sync_user = f"system:serviceaccount:{self.namespace}:{self.sync_name}"
         self.sa_groups = ["system:serviceaccounts", f"system:serviceaccounts:{self.namespace}", "system:authenticated"]
         self.core = client.CoreV1Api(kube)
         self.apps = client.AppsV1Api(kube)
         self.batch = client.BatchV1Api(kube)
         self.rbac = client.RbacAuthorizationV1Api(kube)
+        self.admission = client.AdmissionregistrationV1Api(kube)
         self.current = None
 
     def vars(self, **extra):
@@ -144,6 +124,26 @@ class Install:
                 return False
             raise
 
+    # the two identities, with real tokens ---------------------------------------------------------------------
+    def controller(self):
+        return Account(self.kubeconfig, self.namespace, self.name, self.workdir)
+
+    def access_sync(self):
+        return Account(self.kubeconfig, self.namespace, self.sync_name, self.workdir)
+
+    def cronjob_vars(self):
+        """The variables the installed access-sync CronJob passes to ``c5c3.orders.access`` (read back from it)."""
+        cron = self.batch.read_namespaced_cron_job(self.sync_name, self.namespace)
+        command = cron.spec.job_template.spec.template.spec.containers[0].command
+        assert command[:3] == ["ansible-playbook", "c5c3.orders.access", "-e"], command
+        return json.loads(command[3])
+
+    def sync(self, targets=(), check=False):
+        """One run of playbooks/access.yml as the access-sync account, with the CronJob's variables."""
+        extra = dict(self.cronjob_vars(), c5c3_namespace_access_target_clusters=list(targets),
+                     c5c3_namespace_access_target_clusters_dir="")
+        return playbook("access.yml", extra, self.access_sync().kubeconfig, check=check)
+
 
 @pytest.fixture(scope="module")
 def kubernetes_core():
@@ -153,13 +153,14 @@ def kubernetes_core():
 
 
 @pytest.fixture(scope="module")
-def install(stack_env, kube, kubernetes_core):
-    inst = Install(stack_env["KUBECONFIG"], kube)
+def install(stack_env, kube, kubernetes_core, tmp_path_factory):
+    inst = Install(stack_env["KUBECONFIG"], kube, tmp_path_factory.mktemp("accounts"))
     yield inst
     try:
         inst.run(c5c3_install_state="absent")
     finally:  # whatever the role left (it should leave nothing), by the run-unique names
-        for kind in ("clusterrolebinding", "clusterrole"):
+        for kind in ("clusterrolebinding", "clusterrole", "validatingadmissionpolicybinding",
+                     "validatingadmissionpolicy"):
             subprocess.run(["kubectl", "delete", kind, "--ignore-not-found", "--wait=false",
                             "-l", f"app.kubernetes.io/instance={inst.name}"], capture_output=True)
         subprocess.run(["kubectl", "delete", "rolebinding", "-A", "--ignore-not-found", "--wait=false",
@@ -246,25 +247,61 @@ def test_deployment_mode_is_accepted_and_idempotent(install, stack_env):
     assert install.exists(install.rbac.read_namespaced_role, f"{install.name}-leader-election", install.namespace)
     assert not install.exists(install.batch.read_namespaced_cron_job, f"{install.name}-reconcile", install.namespace)
 
+    # the access sync: its own account, a CronJob running c5c3.orders.access, and both admission policies
+    sync = install.batch.read_namespaced_cron_job(install.sync_name, install.namespace)
+    assert sync.spec.concurrency_policy == "Forbid" and sync.spec.schedule == "* * * * *"
+    template = sync.spec.job_template.spec.template
+    assert template.spec.service_account_name == install.sync_name
+    assert _dry_run_pod(install, template, stack_env["KUBECONFIG"]).returncode == 0
+    assert install.cronjob_vars()["c5c3_namespace_access_subjects"] == [
+        {"kind": "ServiceAccount", "name": install.name, "namespace": install.namespace}]
+    assert install.cronjob_vars()["c5c3_namespace_access_forbidden_namespaces"] == ["kube-*", install.namespace]
+    for policy in (f"{install.name}-secrets", f"{install.name}-access-sync"):
+        vap = install.admission.read_validating_admission_policy(policy)
+        assert vap.spec.failure_policy == "Fail"
+        assert install.admission.read_validating_admission_policy_binding(policy).spec.validation_actions == ["Deny"]
+    secrets_policy = install.admission.read_validating_admission_policy(f"{install.name}-secrets")
+    assert install.sa_user in secrets_policy.spec.match_conditions[0].expression
+    # the install granted the ControlPlane namespace at once (as the installer)
+    binding = install.rbac.read_namespaced_role_binding(f"{install.name}-controlplane", CP_NS)
+    assert binding.role_ref.name == f"{install.name}-controlplane"
+    assert [(s.kind, s.namespace, s.name) for s in binding.subjects] == [("ServiceAccount", install.namespace,
+                                                                          install.name)]
+
     second = install.run(c5c3_install_mode="deployment")
-    assert second.changed == 0, f"second run changed: {second.changed_tasks()}"
+    _assert_converged(first, second, "second run")
     dry = install.run(check=True, c5c3_install_mode="deployment")
-    assert dry.changed == 0, f"check mode on an installed cluster changed: {dry.changed_tasks()}"
+    _assert_converged(first, dry, "check mode on an installed cluster")
 
 
-def _management_matrix(install, mode, cp_scoped):
-    """(verb, resource, subresource, namespace, expected). 'tenant-x' stands for any namespace the ControlPlane
-    assigns (the delivered Secret goes there); CP_NS is the ControlPlane's namespace."""
+GRANT_TASK = "c5c3.orders.namespace_access : Grant what is missing (management)"
+
+
+def _assert_converged(first, again, what):
+    """``again`` changed nothing - but for grants in namespaces other tests assigned meanwhile (the stack is shared,
+    and the install runs the access sync): nothing the first run granted was written again."""
+    unexpected = [t for t in again.changed_tasks() if t != GRANT_TASK]
+    assert not unexpected, f"{what} changed: {unexpected}"
+    rewritten = set(_summary(again)["management"]["applied"]) & set(_summary(first)["management"]["granted"])
+    assert not rewritten, f"{what} granted again: {rewritten}"
+
+
+def _management_matrix(install, mode, tenant, other):
+    """(verb, resource, subresource, namespace, expected) of the access contract. ``tenant`` is a namespace the
+    ControlPlane assigns on the management cluster (granted by the access sync), ``other`` one it does not; CP_NS
+    is the ControlPlane's namespace."""
     watch = mode == "deployment"
-    ns, t = install.namespace, "tenant-x"
+    ns, t = install.namespace, tenant
     return [
-        # the orders
+        # the orders: cluster-wide (an unassigned order still gets its NamespaceNotAssigned status)
         ("list", "keystoneusers.c5c3.io", None, "*", True),
         ("watch", "keystoneusers.c5c3.io", None, "*", watch),
-        ("get", "keystoneusers.c5c3.io", None, t, True),
-        ("patch", "keystoneusers.c5c3.io", None, t, True),
-        ("patch", "keystoneusers.c5c3.io", "status", t, True),
+        ("get", "keystoneusers.c5c3.io", None, other, True),
+        ("patch", "keystoneusers.c5c3.io", None, other, True),
+        ("patch", "keystoneusers.c5c3.io", "status", other, True),
         ("update", "keystoneusers.c5c3.io", "finalizers", t, True),
+        ("list", "bucketcredentials.c5c3.io", None, "*", True),
+        ("patch", "bucketcredentials.c5c3.io", "status", other, True),
         ("create", "keystoneusers.c5c3.io", None, t, False),
         ("update", "keystoneusers.c5c3.io", None, t, False),
         ("delete", "keystoneusers.c5c3.io", None, t, False),
@@ -278,35 +315,57 @@ def _management_matrix(install, mode, cp_scoped):
         ("list", "keystoneroleassignments.c5c3.io", None, "*", True),
         ("list", "keystoneapplicationcredentials.c5c3.io", None, "*", True),
         ("patch", "keystoneroleassignments.c5c3.io", None, t, False),
-        ("list", "secretstores.external-secrets.io", None, "*", True),
-        ("list", "clustersecretstores.external-secrets.io", None, "*", True),
-        ("watch", "secretstores.external-secrets.io", None, "*", False),
-        ("create", "secretstores.external-secrets.io", None, CP_NS, False),
-        # Secrets: listed cluster-wide by label (so readable everywhere), written where the pass writes them
-        ("list", "secrets", None, "*", True),
-        ("watch", "secrets", None, "*", watch),
+        # Events on every object
+        ("create", "events", None, other, True),
+        ("patch", "events.events.k8s.io", None, other, True),
+        ("delete", "events", None, other, False),
+        # Secrets: in the ControlPlane namespace and the assigned ones only - never across the cluster
+        ("list", "secrets", None, "*", False),
+        ("watch", "secrets", None, "*", False),
+        ("get", "secrets", None, "kube-system", False),
+        ("list", "secrets", None, "kube-system", False),
+        ("get", "secrets", None, other, False),
+        ("list", "secrets", None, other, False),
+        ("create", "secrets", None, other, False),
+        ("get", "secrets", None, ns, False),
+        ("list", "secrets", None, t, True),
+        ("watch", "secrets", None, t, watch),
+        ("get", "secrets", None, t, True),
         ("create", "secrets", None, t, True),
         ("patch", "secrets", None, t, True),
+        ("delete", "secrets", None, t, True),
+        ("list", "secrets", None, CP_NS, True),
         ("delete", "secrets", None, CP_NS, True),
-        ("get", "secrets", None, "kube-system", False),
         ("update", "secrets", None, t, False),
         ("deletecollection", "secrets", None, t, False),
-        # K-ORC Users and PushSecrets
-        ("list", "users.openstack.k-orc.cloud", None, "*", True),
-        ("watch", "users.openstack.k-orc.cloud", None, "*", watch),
+        # K-ORC Users, PushSecrets, the stores and the object-storage kinds: in the ControlPlane namespace only
+        ("list", "users.openstack.k-orc.cloud", None, "*", False),
+        ("list", "users.openstack.k-orc.cloud", None, CP_NS, True),
+        ("watch", "users.openstack.k-orc.cloud", None, CP_NS, watch),
         ("create", "users.openstack.k-orc.cloud", None, CP_NS, True),
         ("patch", "users.openstack.k-orc.cloud", None, CP_NS, True),
         ("delete", "users.openstack.k-orc.cloud", None, CP_NS, True),
         ("patch", "users.openstack.k-orc.cloud", "status", CP_NS, True),
-        ("create", "users.openstack.k-orc.cloud", None, t, not cp_scoped),
+        ("create", "users.openstack.k-orc.cloud", None, t, False),
         ("update", "users.openstack.k-orc.cloud", None, CP_NS, False),
         ("create", "projects.openstack.k-orc.cloud", None, CP_NS, False),
-        ("list", "pushsecrets.external-secrets.io", None, "*", True),
+        ("list", "pushsecrets.external-secrets.io", None, "*", False),
+        ("list", "pushsecrets.external-secrets.io", None, CP_NS, True),
         ("create", "pushsecrets.external-secrets.io", None, CP_NS, True),
         ("patch", "pushsecrets.external-secrets.io", None, CP_NS, True),
         ("delete", "pushsecrets.external-secrets.io", None, CP_NS, True),
-        ("create", "pushsecrets.external-secrets.io", None, t, not cp_scoped),
+        ("create", "pushsecrets.external-secrets.io", None, t, False),
         ("create", "externalsecrets.external-secrets.io", None, CP_NS, False),
+        ("list", "secretstores.external-secrets.io", None, CP_NS, True),
+        ("list", "secretstores.external-secrets.io", None, "*", False),
+        ("create", "secretstores.external-secrets.io", None, CP_NS, False),
+        ("list", "clustersecretstores.external-secrets.io", None, None, False),
+        ("list", "objectstores.c5c3.io", None, CP_NS, True),
+        ("patch", "objectstores.c5c3.io", "status", CP_NS, True),
+        ("patch", "objectstores.c5c3.io", None, CP_NS, False),
+        ("create", "objectstoreaccounts.c5c3.io", None, CP_NS, True),
+        ("delete", "objectstoreaccounts.c5c3.io", None, CP_NS, False),
+        ("list", "objectstoreaccounts.c5c3.io", None, "*", False),
         # leader election (controller only), in its own namespace only
         ("get", "leases.coordination.k8s.io", None, ns, watch),
         ("create", "leases.coordination.k8s.io", None, ns, watch),
@@ -316,8 +375,10 @@ def _management_matrix(install, mode, cp_scoped):
         ("create", "leases.coordination.k8s.io", None, "default", False),
         # discovery of the order group
         ("get", "/apis/c5c3.io/v1alpha1", None, None, True),
-        # never
-        ("create", "events", None, t, False),
+        # never: no token, no RBAC, no admission, nothing of the cluster
+        ("create", "serviceaccounts", "token", t, False),
+        ("create", "serviceaccounts", "token", ns, False),
+        ("create", "serviceaccounts", None, t, False),
         ("create", "namespaces", None, None, False),
         ("delete", "namespaces", None, None, False),
         ("create", "customresourcedefinitions.apiextensions.k8s.io", None, None, False),
@@ -325,32 +386,234 @@ def _management_matrix(install, mode, cp_scoped):
         ("escalate", "clusterroles.rbac.authorization.k8s.io", None, None, False),
         ("bind", "clusterroles.rbac.authorization.k8s.io", None, None, False),
         ("create", "clusterrolebindings.rbac.authorization.k8s.io", None, None, False),
-        ("create", "rolebindings.rbac.authorization.k8s.io", None, ns, False),
+        ("create", "rolebindings.rbac.authorization.k8s.io", None, t, False),
+        ("delete", "validatingadmissionpolicies.admissionregistration.k8s.io", None, None, False),
         ("impersonate", "users", None, None, False),
         ("create", "pods", None, ns, False),
         ("create", "pods", "exec", ns, False),
-        ("create", "serviceaccounts", "token", ns, False),
         ("list", "configmaps", None, "*", False),
         ("list", "nodes", None, None, False),
     ]
 
 
-def test_rbac_of_the_controller_is_what_a_pass_needs(install, stack_env):
-    install.ensure(c5c3_install_mode="deployment")
-    check_matrix(stack_env["KUBECONFIG"], install.sa_user, _management_matrix(install, "deployment", False),
-                 "deployment mode, ControlPlane writes cluster-wide")
-    install.ensure(c5c3_install_mode="deployment", c5c3_install_controlplane_namespaces=[CP_NS])
-    check_matrix(stack_env["KUBECONFIG"], install.sa_user, _management_matrix(install, "deployment", True),
-                 f"deployment mode, ControlPlane writes in {CP_NS} only")
+def _access_sync_matrix(install, tenant):
+    """The access-sync account: reads the assignments, binds only the collection's two ClusterRoles."""
+    granted = [f"{install.name}-controlplane", f"{install.name}-tenant"]
+    return [
+        ("list", "controlplanes.c5c3.io", None, "*", True),
+        ("list", "keystoneusers.c5c3.io", None, "*", True),
+        ("patch", "keystoneusers.c5c3.io", None, tenant, False),
+        ("list", "namespaces", None, None, True),
+        ("create", "namespaces", None, None, False),
+        ("list", "rolebindings.rbac.authorization.k8s.io", None, "*", True),
+        ("create", "rolebindings.rbac.authorization.k8s.io", None, tenant, True),
+        ("delete", f"rolebindings.rbac.authorization.k8s.io/{granted[1]}", None, tenant, True),
+        ("delete", "rolebindings.rbac.authorization.k8s.io/other", None, tenant, False),
+        ("patch", "rolebindings.rbac.authorization.k8s.io/other", None, tenant, False),
+        ("bind", f"clusterroles.rbac.authorization.k8s.io/{granted[0]}", None, None, True),
+        ("bind", f"clusterroles.rbac.authorization.k8s.io/{granted[1]}", None, None, True),
+        ("bind", "clusterroles.rbac.authorization.k8s.io/cluster-admin", None, None, False),
+        ("bind", f"clusterroles.rbac.authorization.k8s.io/{install.sync_name}", None, None, False),
+        ("escalate", "clusterroles.rbac.authorization.k8s.io", None, None, False),
+        ("patch", f"clusterroles.rbac.authorization.k8s.io/{granted[1]}", None, None, False),
+        ("create", "clusterrolebindings.rbac.authorization.k8s.io", None, None, False),
+        ("create", "roles.rbac.authorization.k8s.io", None, tenant, False),
+        ("delete", "validatingadmissionpolicybindings.admissionregistration.k8s.io", None, None, False),
+        ("get", "secrets", None, tenant, False),
+        ("list", "secrets", None, "*", False),
+        ("create", "serviceaccounts", "token", tenant, False),
+        ("impersonate", "users", None, None, False),
+    ]
 
-
-# -- least privilege for real: passes as the service account -----------------------------------------------------
 
 @pytest.fixture
 def tenant(stack):
     with assigned_namespace(stack, "inst-tenant") as ns:
         yield ns
 
+
+@pytest.fixture
+def unassigned(stack):
+    ns = unique("inst-other")
+    stack.core.create_namespace({"metadata": {"name": ns}})
+    yield ns
+    stack.core.delete_namespace(ns)
+
+
+def test_rbac_is_the_access_contract(install, stack_env, tenant, unassigned):
+    install.ensure(c5c3_install_mode="deployment")
+    assert f"tenant:{tenant}" in _summary(install.sync())["management"]["granted"]
+    check_matrix(stack_env["KUBECONFIG"], install.sa_user, _management_matrix(install, "deployment", tenant,
+                                                                              unassigned), "deployment mode")
+    check_matrix(stack_env["KUBECONFIG"], install.sync_user, _access_sync_matrix(install, tenant), "the access sync")
+
+
+def _secret(namespace, name, labels=None, kind="Opaque", annotations=None):
+    meta = {"name": name, "namespace": namespace, "labels": labels or {}}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": kind, "stringData": {"k": "v"}}
+
+
+OURS = {"c5c3.io/keystoneuser-name": "probe", "c5c3.io/keystoneuser-namespace": "probe"}
+NOT_OPAQUE = "may write only Secrets of type Opaque"
+UNLABELLED = "may write only Secrets that carry one of the labels"
+FOREIGN = "may change or delete only Secrets that already carry one of the labels"
+
+
+def test_the_controller_cannot_read_mint_or_take_over_what_it_does_not_own(install, stack, tenant, unassigned):
+    """Real requests with a real token of the controller's account: the denials that matter, then the grants."""
+    install.ensure(c5c3_install_mode="deployment")
+    synced = _summary(install.sync())["management"]
+    assert f"tenant:{tenant}" in synced["granted"] and _grants(install, tenant), synced
+    me = install.controller()
+    # no Secret outside its namespaces, no token
+    me.denied("get", "secrets", "-n", "kube-system")
+    me.denied("get", "secrets", "-A")
+    me.denied("get", "secrets", "-n", unassigned)
+    me.denied("get", "secrets", "-n", install.namespace)
+    me.denied("create", "token", "default", "-n", tenant)
+    me.denied("create", "token", install.name, "-n", install.namespace)
+    # a token Secret, even labelled, even in a granted namespace: refused by the admission policy
+    token = _secret(tenant, unique("tok"), OURS, "kubernetes.io/service-account-token",
+                    {"kubernetes.io/service-account.name": "default"})
+    me.denied("create", "-f", "-", body=token, says=NOT_OPAQUE)
+    me.denied("create", "-f", "-", body=_secret(CP_NS, unique("typed"), OURS, "example.com/custom"),
+              says=NOT_OPAQUE)
+    me.denied("create", "-f", "-", body=_secret(tenant, unique("bare")), says=UNLABELLED)
+    # a foreign Secret in a granted namespace: no change, no labels added, no delete
+    foreign = unique("foreign")
+    stack.core.create_namespaced_secret(tenant, _secret(tenant, foreign))
+    try:
+        me.denied("patch", "secret", foreign, "-n", tenant, "--type=merge", "-p", '{"stringData": {"k": "w"}}',
+                  says=FOREIGN)
+        me.denied("patch", "secret", foreign, "-n", tenant, "--type=merge", "-p",
+                  json.dumps({"metadata": {"labels": OURS}}), says=FOREIGN)
+        me.denied("label", "secret", foreign, "-n", tenant, "c5c3.io/objectstoreaccount-name=x", says=FOREIGN)
+        me.denied("delete", "secret", foreign, "-n", tenant, says=FOREIGN)
+        assert stack.core.read_namespaced_secret(foreign, tenant).metadata.labels in (None, {})
+    finally:
+        stack.core.delete_namespaced_secret(foreign, tenant)
+    # what it may do: its own labelled Opaque Secrets, in the assigned and the ControlPlane namespace
+    for namespace in (tenant, CP_NS):
+        name = unique("ours")
+        try:
+            me.allowed("create", "-f", "-", body=_secret(namespace, name, OURS))
+            me.allowed("patch", "secret", name, "-n", namespace, "--type=merge", "-p", '{"stringData": {"k": "w"}}')
+            me.denied("patch", "secret", name, "-n", namespace, "--type=merge", "-p",
+                      '{"metadata": {"labels": {"c5c3.io/keystoneuser-name": null, '
+                      '"c5c3.io/keystoneuser-namespace": null}}}', says=UNLABELLED)
+            me.allowed("get", "secret", name, "-n", namespace)
+            me.allowed("delete", "secret", name, "-n", namespace)
+        finally:
+            if _secret_exists(stack, namespace, name):
+                stack.core.delete_namespaced_secret(name, namespace)
+
+
+def _secret_exists(stack, namespace, name):
+    try:
+        stack.core.read_namespaced_secret(name, namespace)
+        return True
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
+def _binding(install, namespace, name=None, role=None, subjects=None, labels=True):
+    name = name or f"{install.name}-tenant"
+    meta = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = {"app.kubernetes.io/managed-by": "c5c3.orders.namespace_access",
+                          "app.kubernetes.io/instance": install.name, "c5c3.io/grant": "tenant"}
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role or name},
+            "subjects": subjects or [{"kind": "ServiceAccount", "name": install.name, "namespace": install.namespace}]}
+
+
+def test_the_access_sync_binds_only_the_collections_roles_to_the_controller(install, stack, kube, unassigned):
+    """Real requests with a real token of the access-sync account, in a namespace nobody assigned."""
+    install.ensure(c5c3_install_mode="deployment")
+    sync, rbac = install.access_sync(), install.rbac
+    sync.denied("create", "-f", "-", body=_binding(install, unassigned, role="cluster-admin"))  # RBAC: no bind
+    sync.denied("create", "-f", "-", body=_binding(install, unassigned, name="edit", role="edit"))
+    itself = {"kind": "ServiceAccount", "name": install.sync_name, "namespace": install.namespace}
+    sync.denied("create", "-f", "-", body=_binding(install, unassigned, subjects=[itself]), says="may grant only to")
+    sync.denied("create", "-f", "-", body=_binding(install, unassigned, subjects=[
+        {"kind": "Group", "name": "system:authenticated", "apiGroup": "rbac.authorization.k8s.io"}]),
+        says="may grant only to")
+    sync.denied("create", "-f", "-", body=_binding(install, unassigned, labels=False),
+                says="may write only RoleBindings")
+    sync.denied("create", "-f", "-", body=_binding(install, unassigned, name=f"{install.name}-extra",
+                                                   role=f"{install.name}-tenant"), says="of the same name")
+    sync.denied("create", "-f", "-", body=_binding(install, "kube-system"), says="never grants in namespace")
+    sync.denied("create", "-f", "-", body=_binding(install, install.namespace), says="never grants in namespace")
+    # somebody else's binding of the same name is not the sync's to change or delete
+    rbac.create_namespaced_role_binding(unassigned, _binding(install, unassigned, labels=False))
+    try:
+        sync.denied("delete", "rolebinding", f"{install.name}-tenant", "-n", unassigned, says="only its own")
+        sync.denied("label", "rolebinding", f"{install.name}-tenant", "-n", unassigned,
+                    "app.kubernetes.io/managed-by=c5c3.orders.namespace_access",
+                    f"app.kubernetes.io/instance={install.name}", says="only its own")
+    finally:
+        rbac.delete_namespaced_role_binding(f"{install.name}-tenant", unassigned)
+    # and what it may do: the collection's grant, to the controller, in an ordinary namespace
+    sync.allowed("create", "-f", "-", body=_binding(install, unassigned))
+    sync.allowed("delete", "rolebinding", f"{install.name}-tenant", "-n", unassigned)
+
+
+def _grants(install, namespace):
+    return can_i(install.kubeconfig, install.sa_user, "get", "secrets", namespace)
+
+
+SUMMARY = re.compile(r'"c5c3\.orders access (?:\(check mode\) )?present: (.*)"$', re.M)
+
+
+def _summary(play):
+    """The access sync's summary line as {cluster: {field: [grant:namespace, ...]}}."""
+    (line,) = SUMMARY.findall(play.output)
+    out = {}
+    for part in line.split("; "):
+        cluster, _, fields = part.partition(": ")
+        out[cluster] = {k: ([] if v == "-" else v.split(",")) for k, v in (f.split("=", 1) for f in fields.split())}
+    return out
+
+
+def test_grants_follow_the_assignments_and_drain_on_the_management_cluster(install, stack, unassigned):
+    install.ensure(c5c3_install_mode="deployment")
+    ns, order = unassigned, unique("drain")
+    install.sync()
+    assert not _grants(install, ns)
+    stack.assign(ns)
+    try:
+        first = install.sync()
+        assert f"tenant:{ns}" in _summary(first)["management"]["applied"] and _grants(install, ns)
+        again = _summary(install.sync())["management"]  # converged: nothing it granted before is written again
+        assert not set(again["applied"]) & set(_summary(first)["management"]["granted"]), again
+        assert again["revoked"] == [] or f"tenant:{ns}" not in again["revoked"], again
+        # an order holding the teardown finalizer keeps the grant after the withdrawal ...
+        stack.co.create_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "KeystoneUser",
+            "metadata": {"name": order, "namespace": ns, "finalizers": ["c5c3.io/keystoneuser-teardown"]},
+            "spec": {"controlPlaneRef": {"name": "cp", "namespace": CP_NS}}})
+        stack.withdraw(ns)
+        draining = _summary(install.sync())["management"]
+        assert f"tenant:{ns}" in draining["draining"] and f"tenant:{ns}" in draining["granted"], draining
+        assert _grants(install, ns)
+        # ... until none is left
+        stack.patch_order(ns, order, {"metadata": {"finalizers": None}})
+        stack.delete_order(ns, order)
+        install.sync()
+        assert not _grants(install, ns)
+    finally:
+        stack.withdraw(ns)
+        if stack.order(ns, order) is not None:
+            stack.patch_order(ns, order, {"metadata": {"finalizers": None}})
+            stack.delete_order(ns, order)
+        install.sync()
+
+
+# -- least privilege for real: passes as the service account -----------------------------------------------------
 
 def _no_forbidden(result):
     text = json.dumps(result).lower()
@@ -388,7 +651,10 @@ def _settled(namespace, name, cluster=""):
 
 
 def test_a_pass_as_the_service_account_provisions_repairs_and_tears_down(install, stack, tenant):
-    install.ensure(c5c3_install_mode="deployment", c5c3_install_controlplane_namespaces=[CP_NS])
+    """Needs the pass to list per namespace (the access contract's "How the pass lists"): a cluster-wide list of
+    Secrets, K-ORC Users or PushSecrets is Forbidden to this account."""
+    install.ensure(c5c3_install_mode="deployment")
+    install.sync()
     name = unique("inst-order")
     who = dict(impersonate_user=install.sa_user, impersonate_groups=install.sa_groups, orders=[f"{tenant}/{name}"])
     stack.create_order(tenant, name)
@@ -418,7 +684,7 @@ def test_a_pass_as_the_service_account_provisions_repairs_and_tears_down(install
 
 # -- the CronJob alternative ------------------------------------------------------------------------------------
 
-def test_cronjob_mode_replaces_the_deployment(install, stack_env):
+def test_cronjob_mode_replaces_the_deployment(install, stack_env, tenant, unassigned):
     play = install.run(c5c3_install_mode="cronjob")
     install.current = {"c5c3_install_mode": "cronjob"}
     assert play.changed >= 1
@@ -439,19 +705,20 @@ def test_cronjob_mode_replaces_the_deployment(install, stack_env):
     assert not install.exists(install.apps.read_namespaced_deployment, f"{install.name}-controller", install.namespace)
     assert not install.exists(install.rbac.read_namespaced_role, f"{install.name}-leader-election", install.namespace)
     assert not install.exists(install.core.read_namespaced_config_map, f"{install.name}-kubeconfig", install.namespace)
-    # the ControlPlane-scoped binding of the previous test gave way to the cluster-wide one
-    assert not install.exists(install.rbac.read_namespaced_role_binding, f"{install.name}-controlplane", CP_NS)
-    assert install.exists(install.rbac.read_cluster_role_binding, f"{install.name}-controlplane")
+    # the access sync is part of either mode
+    assert install.exists(install.batch.read_namespaced_cron_job, install.sync_name, install.namespace)
 
     again = install.run(c5c3_install_mode="cronjob")
-    assert again.changed == 0, f"second run changed: {again.changed_tasks()}"
-    check_matrix(stack_env["KUBECONFIG"], install.sa_user, _management_matrix(install, "cronjob", False),
+    _assert_converged(play, again, "second run")
+    install.sync()
+    check_matrix(stack_env["KUBECONFIG"], install.sa_user, _management_matrix(install, "cronjob", tenant, unassigned),
                  "cronjob mode: no watch, no Lease")
 
 
-def test_the_cronjob_command_finds_the_reconcile_playbook():
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "c5c3.orders.reconcile", "--syntax-check"], capture_output=True,
+@pytest.mark.parametrize("playbook_name", ["c5c3.orders.reconcile", "c5c3.orders.access"])
+def test_the_cronjob_commands_find_their_playbooks(playbook_name, kubernetes_core):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=f"{REPO / '.collections'}:{DEPS}")  # as in the image
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), playbook_name, "--syntax-check"], capture_output=True,
                           text=True, env=env, timeout=120, cwd="/")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -464,7 +731,10 @@ def test_absent_removes_everything_but_the_crd(install, kube):
     selector = f"app.kubernetes.io/instance={install.name}"
     assert rbac.list_cluster_role(label_selector=selector).items == []
     assert rbac.list_cluster_role_binding(label_selector=selector).items == []
-    assert rbac.list_role_binding_for_all_namespaces(label_selector=selector).items == []
+    assert rbac.list_role_binding_for_all_namespaces(label_selector=selector).items == []  # the sync's grants too
+    admission = install.admission
+    assert not install.exists(admission.read_validating_admission_policy, f"{install.name}-secrets")
+    assert not install.exists(admission.read_validating_admission_policy_binding, f"{install.name}-access-sync")
     ns = install.exists(install.core.read_namespace, install.namespace) and install.core.read_namespace(install.namespace)
     assert not ns or ns.metadata.deletion_timestamp is not None
     client.ApiextensionsV1Api(kube).read_custom_resource_definition("keystoneusers.c5c3.io")
@@ -473,43 +743,48 @@ def test_absent_removes_everything_but_the_crd(install, kube):
 # -- the target cluster edge-1 ----------------------------------------------------------------------------------
 
 class TargetAccess:
-    def __init__(self, kubeconfig, kube):
+    """target_cluster_access on edge-1 for the install's name (the access sync binds <name>-tenant there), with a
+    ServiceAccount ``operator`` as the controller's account and two namespaces the tests assign."""
+
+    def __init__(self, kubeconfig, kube, install, cluster):
         run = uuid.uuid4().hex[:6]
         self.kubeconfig = kubeconfig
-        self.name = f"t-ta-{run}"
+        self.cluster = cluster
+        self.workdir = install.workdir
+        self.name = install.name
         self.sa_namespace = f"t-ta-{run}-sys"
         self.sa = "operator"
         self.user = f"system:serviceaccount:{self.sa_namespace}:{self.sa}"
+        self.subjects = [{"kind": "ServiceAccount", "name": self.sa, "namespace": self.sa_namespace}]
         self.namespaces = [f"t-edge-{run}-a", f"t-edge-{run}-b"]
         self.core = client.CoreV1Api(kube)
         self.co = client.CustomObjectsApi(kube)
+        self.rbac = client.RbacAuthorizationV1Api(kube)
 
     def run(self, check=False, **extra):
         return playbook("target_cluster_access.yml", dict({
             "c5c3_target_cluster_access_name": self.name,
             "c5c3_target_cluster_access_namespace": self.sa_namespace,
-            "c5c3_target_cluster_access_service_account": self.sa,
-            "c5c3_target_cluster_access_namespaces": self.namespaces}, **extra), self.kubeconfig, check=check)
+            "c5c3_target_cluster_access_service_account": self.sa}, **extra), self.kubeconfig, check=check)
 
-    def token(self):
-        proc = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig, "create", "token", self.sa,
-                               "-n", self.sa_namespace, "--duration=1h"], capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.strip()
+    def operator(self):
+        return Account(self.kubeconfig, self.sa_namespace, self.sa, self.workdir)
+
+    def sync_entry(self):
+        """This cluster as the access sync sees it: its own access-sync account's kubeconfig, the operator."""
+        sync = Account(self.kubeconfig, self.sa_namespace, f"{self.name}-access-sync", self.workdir)
+        return {"name": self.cluster, "kubeconfig": sync.kubeconfig, "subjects": self.subjects}
 
     def kubeconfig_as_operator(self):
         """The target's kubeconfig with the operator account's token instead of the admin's certificate."""
-        cfg = yaml.safe_load(Path(self.kubeconfig).read_text())
-        cfg["users"] = [{"name": "operator", "user": {"token": self.token()}}]
-        for ctx in cfg["contexts"]:
-            ctx["context"]["user"] = "operator"
-        return cfg
+        return self.operator().config
 
 
 @pytest.fixture(scope="module")
-def edge(stack_env, target_kube, kubernetes_core):
-    key = "C5C3_KUBECONFIG_" + stack_env["C5C3_TARGET_CLUSTERS"].split()[0].upper().replace("-", "_")
-    access = TargetAccess(stack_env[key], target_kube)
+def edge(stack_env, target_kube, kubernetes_core, install):
+    cluster = stack_env["C5C3_TARGET_CLUSTERS"].split()[0]
+    access = TargetAccess(stack_env["C5C3_KUBECONFIG_" + cluster.upper().replace("-", "_")], target_kube, install,
+                          cluster)
     for ns in access.namespaces:
         access.core.create_namespace({"metadata": {"name": ns}})
     yield access
@@ -524,39 +799,51 @@ def edge(stack_env, target_kube, kubernetes_core):
                     raise
 
 
-def _target_matrix(access):
-    a, b = access.namespaces
-    return [
-        ("list", "keystoneusers.c5c3.io", None, "*", True),
-        ("watch", "keystoneusers.c5c3.io", None, "*", True),
-        ("get", "keystoneusers.c5c3.io", None, a, True),
-        ("patch", "keystoneusers.c5c3.io", None, a, True),
-        ("patch", "keystoneusers.c5c3.io", "status", a, True),
-        ("update", "keystoneusers.c5c3.io", "finalizers", a, True),
-        ("patch", "keystoneusers.c5c3.io", None, b, True),
-        ("patch", "keystoneusers.c5c3.io", None, "other", False),
-        ("patch", "keystoneusers.c5c3.io", "status", "other", False),
-        ("create", "keystoneusers.c5c3.io", None, a, False),
-        ("delete", "keystoneusers.c5c3.io", None, a, False),
-        ("list", "keystoneroleassignments.c5c3.io", None, "*", True),
-        ("list", "keystoneapplicationcredentials.c5c3.io", None, "*", True),
-        ("list", "secrets", None, "*", True),
-        ("watch", "secrets", None, "*", True),
-        ("create", "secrets", None, a, True),
-        ("get", "secrets", None, a, True),
-        ("patch", "secrets", None, a, True),
-        ("delete", "secrets", None, a, True),
-        ("create", "secrets", None, "other", False),
+def _target_matrix(access, granted):
+    """The operator's account on edge-1: nothing across the cluster; in each namespace of ``granted`` the order,
+    Secret and Event verbs; in the others nothing."""
+    rows = [
+        ("list", "keystoneusers.c5c3.io", None, "*", False),
+        ("watch", "keystoneusers.c5c3.io", None, "*", False),
+        ("list", "keystoneroleassignments.c5c3.io", None, "*", False),
+        ("list", "secrets", None, "*", False),
+        ("watch", "secrets", None, "*", False),
         ("get", "secrets", None, "kube-system", False),
         ("delete", "secrets", None, "kube-system", False),
-        ("update", "secrets", None, a, False),
-        ("create", "users.openstack.k-orc.cloud", None, a, False),
+        ("get", "secrets", None, access.sa_namespace, False),
+        ("create", "serviceaccounts", "token", access.sa_namespace, False),
         ("create", "namespaces", None, None, False),
         ("delete", "customresourcedefinitions.apiextensions.k8s.io", None, None, False),
         ("escalate", "clusterroles.rbac.authorization.k8s.io", None, None, False),
-        ("create", "rolebindings.rbac.authorization.k8s.io", None, a, False),
-        ("create", "pods", None, a, False),
+        ("get", "/apis/c5c3.io/v1alpha1", None, None, True),
     ]
+    for ns in access.namespaces:
+        yes = ns in granted
+        rows += [
+            ("list", "keystoneusers.c5c3.io", None, ns, yes),
+            ("watch", "keystoneusers.c5c3.io", None, ns, yes),
+            ("get", "keystoneusers.c5c3.io", None, ns, yes),
+            ("patch", "keystoneusers.c5c3.io", None, ns, yes),
+            ("patch", "keystoneusers.c5c3.io", "status", ns, yes),
+            ("update", "keystoneusers.c5c3.io", "finalizers", ns, yes),
+            ("patch", "bucketcredentials.c5c3.io", "status", ns, yes),
+            ("list", "keystoneroleassignments.c5c3.io", None, ns, yes),
+            ("list", "keystoneapplicationcredentials.c5c3.io", None, ns, yes),
+            ("list", "secrets", None, ns, yes),
+            ("get", "secrets", None, ns, yes),
+            ("create", "secrets", None, ns, yes),
+            ("patch", "secrets", None, ns, yes),
+            ("delete", "secrets", None, ns, yes),
+            ("create", "events", None, ns, yes),
+            ("create", "keystoneusers.c5c3.io", None, ns, False),
+            ("delete", "keystoneusers.c5c3.io", None, ns, False),
+            ("update", "secrets", None, ns, False),
+            ("create", "serviceaccounts", "token", ns, False),
+            ("create", "users.openstack.k-orc.cloud", None, ns, False),
+            ("create", "rolebindings.rbac.authorization.k8s.io", None, ns, False),
+            ("create", "pods", None, ns, False),
+        ]
+    return rows
 
 
 def test_target_cluster_access_on_edge_1(edge):
@@ -569,28 +856,92 @@ def test_target_cluster_access_on_edge_1(edge):
     assert first.changed >= 1
     second = edge.run()
     assert second.changed == 0, f"second run changed: {second.changed_tasks()}"
-    check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge), "target cluster edge-1")
+    selector = f"app.kubernetes.io/instance={edge.name}"
+    assert [b.metadata.name for b in edge.rbac.list_cluster_role_binding(label_selector=selector).items] == [
+        f"{edge.name}-access-sync"]  # nothing cluster-wide for the operator
+    admission = client.AdmissionregistrationV1Api(edge.core.api_client)
+    policy = admission.read_validating_admission_policy(f"{edge.name}-secrets")
+    assert edge.user in policy.spec.match_conditions[0].expression
+    admission.read_validating_admission_policy_binding(f"{edge.name}-access-sync")
+    check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge, granted=()), "edge-1 before any assignment")
 
-    # a namespace taken off the list loses its grant
-    edge.run(c5c3_target_cluster_access_namespaces=edge.namespaces[:1])
-    assert not can_i(edge.kubeconfig, edge.user, "patch", "keystoneusers.c5c3.io", edge.namespaces[1])
-    assert can_i(edge.kubeconfig, edge.user, "patch", "keystoneusers.c5c3.io", edge.namespaces[0])
+
+def _edge_order(edge, ns, name, finalizers=()):
+    meta = {"name": name, "namespace": ns}
+    if finalizers:
+        meta["finalizers"] = list(finalizers)
+    edge.co.create_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "KeystoneUser", "metadata": meta,
+        "spec": {"controlPlaneRef": {"name": "cp", "namespace": CP_NS}}})
+
+
+def _drop_edge_order(edge, ns, name):
+    try:
+        edge.co.patch_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", name,
+                                               {"metadata": {"finalizers": None}})
+        edge.co.delete_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", name)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def test_edge_grants_follow_the_assignments_and_drain(install, stack, edge):
+    """Assigned on edge-1: granted there by the access sync (as its own account on each cluster) and nowhere else;
+    withdrawn: revoked at the next sync, unless an order there still holds the teardown finalizer."""
+    install.ensure(c5c3_install_mode="deployment")
     edge.run()
+    a, b = edge.namespaces
+    holder = unique("holder")
+    for ns in (a, b):
+        stack.assign(ns, edge.cluster)
+    try:
+        synced = _summary(install.sync(targets=[edge.sync_entry()]))[edge.cluster]
+        assert {f"tenant:{a}", f"tenant:{b}"} <= set(synced["granted"]), synced
+        check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge, granted=(a, b)), "edge-1, both assigned")
+
+        # the same admission policy as on the management cluster
+        me = edge.operator()
+        me.denied("get", "secrets", "-A")
+        me.denied("get", "secrets", "-n", "kube-system")
+        me.denied("create", "-f", "-", body=_secret(a, unique("tok"), OURS, "kubernetes.io/service-account-token",
+                                                    {"kubernetes.io/service-account.name": "default"}),
+                  says=NOT_OPAQUE)
+        me.denied("create", "-f", "-", body=_secret(a, unique("bare")), says=UNLABELLED)
+        name = unique("ours")
+        me.allowed("create", "-f", "-", body=_secret(a, name, OURS))
+        me.allowed("delete", "secret", name, "-n", a)
+
+        _edge_order(edge, b, holder, ["c5c3.io/keystoneuser-teardown"])
+        for ns in (a, b):
+            stack.withdraw(ns, edge.cluster)
+        drained = _summary(install.sync(targets=[edge.sync_entry()]))[edge.cluster]
+        assert f"tenant:{b}" in drained["draining"] and f"{a}/{edge.name}-tenant" in drained["revoked"], drained
+        check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge, granted=(b,)),
+                     "edge-1, both withdrawn, an order in b holds the teardown finalizer")
+
+        _drop_edge_order(edge, b, holder)
+        install.sync(targets=[edge.sync_entry()])
+        check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge, granted=()), "edge-1, nothing left to drain")
+    finally:
+        _drop_edge_order(edge, b, holder)
+        for ns in (a, b):
+            stack.withdraw(ns, edge.cluster)
+        install.sync(targets=[edge.sync_entry()])
 
 
 def test_a_pass_with_the_target_account_provisions_and_tears_down_an_edge_order(install, stack, edge, stack_env):
-    install.ensure(c5c3_install_mode="deployment", c5c3_install_controlplane_namespaces=[CP_NS])
+    """Needs the pass to list per namespace on target clusters (the access contract's "How the pass lists")."""
+    install.ensure(c5c3_install_mode="deployment")
     edge.run()
-    cluster = stack_env["C5C3_TARGET_CLUSTERS"].split()[0]
+    cluster = edge.cluster
     ns, name = edge.namespaces[0], unique("edge-order")
     stack.assign(ns, cluster)
+    install.sync(targets=[edge.sync_entry()])
 
     def get():
         return stack.order(ns, name, co=edge.co)
     try:
-        edge.co.create_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", {
-            "apiVersion": f"{GROUP}/{VERSION}", "kind": "KeystoneUser", "metadata": {"name": name, "namespace": ns},
-            "spec": {"controlPlaneRef": {"name": "cp", "namespace": CP_NS}}})
+        _edge_order(edge, ns, name)
         who = dict(impersonate_user=install.sa_user, impersonate_groups=install.sa_groups, orders=[f"{ns}/{name}"],
                    target_clusters=[{"name": cluster, "kubeconfig": edge.kubeconfig_as_operator()}])
 
@@ -610,6 +961,7 @@ def test_a_pass_with_the_target_account_provisions_and_tears_down_an_edge_order(
                                                                {"metadata": {"finalizers": None}}),
                 orders=[f"{ns}/{name}"], target_clusters=admin_target)
         stack.withdraw(ns, cluster)
+        install.sync(targets=[edge.sync_entry()])
 
 
 # -- the reconcile role and the execution environment -----------------------------------------------------------
