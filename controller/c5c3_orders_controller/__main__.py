@@ -14,6 +14,20 @@ def default_state_dir() -> str:
     return os.path.join(base, "c5c3-orders-controller")
 
 
+def registered_clusters(directory, listed):
+    """``[{"name", "kubeconfig"}]`` of the files in ``directory`` (hidden ones apart, as a mounted Secret has),
+    except clusters already ``listed``; empty without a directory."""
+    if not directory:
+        return []
+    names = {t["name"] for t in listed}
+    out = []
+    for entry in sorted(os.listdir(directory)):
+        path = os.path.join(directory, entry)
+        if not entry.startswith(".") and os.path.isfile(path) and entry not in names:
+            out.append({"name": entry, "kubeconfig": path})
+    return out
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="c5c3_orders_controller", description=__doc__)
     conn = p.add_argument_group("clusters")
@@ -25,7 +39,7 @@ def parse_args(argv=None):
                       help="a target cluster whose orders are reconciled too (repeatable)")
     conn.add_argument("--target-clusters-dir", default=os.environ.get("C5C3_TARGET_KUBECONFIG_DIR") or None,
                       metavar="DIR", help="registered target clusters: one kubeconfig per file, named after the "
-                                          "cluster (default $C5C3_TARGET_KUBECONFIG_DIR)")
+                                          "cluster, re-read every 30 s (default $C5C3_TARGET_KUBECONFIG_DIR)")
     conn.add_argument("--namespace", action="append", default=[], dest="namespaces", metavar="NS",
                       help="only reconcile orders in this namespace (repeatable; default: all)")
     conn.add_argument("--field-manager", default="c5c3-orders", help="field manager of the pass's writes")
@@ -63,14 +77,9 @@ def parse_args(argv=None):
             p.error("--target-cluster takes NAME=KUBECONFIG, got %r" % entry)
         targets.append({"name": name, "kubeconfig": os.path.abspath(path)})
     args.target_clusters = targets
-    args.registered_clusters = []
     if args.target_clusters_dir:
         args.target_clusters_dir = os.path.abspath(args.target_clusters_dir)
-        listed = {t["name"] for t in targets}
-        for entry in sorted(os.listdir(args.target_clusters_dir)):
-            path = os.path.join(args.target_clusters_dir, entry)
-            if not entry.startswith(".") and os.path.isfile(path) and entry not in listed:
-                args.registered_clusters.append({"name": entry, "kubeconfig": path})
+    args.registered_clusters = registered_clusters(args.target_clusters_dir, targets)
     if args.kubeconfig:
         args.kubeconfig = os.path.abspath(os.path.expanduser(args.kubeconfig))
     if not 0 < args.renew_period < args.renew_deadline < args.lease_duration:
@@ -122,12 +131,21 @@ def main(argv=None) -> int:
 
     def loader(path, context=None):
         return lambda: load_configuration(path, context)
+
+    def connector(name, path):
+        load = loader(path)
+        return lambda: Kube(load(), name, metrics, reload=load)
+
+    def target_source():
+        """The target clusters now: the listed ones and those registered in the directory (re-read, so a new
+        file's cluster is watched without a restart)."""
+        targets = args.target_clusters + registered_clusters(args.target_clusters_dir, args.target_clusters)
+        return {t["name"]: connector(t["name"], t["kubeconfig"]) for t in targets}
     management = loader(args.kubeconfig, args.context)
     try:
         clusters = {"": Kube(management(), "", metrics, reload=management)}
         for target in args.target_clusters + args.registered_clusters:  # watched; the pass covers them too
-            load = loader(target["kubeconfig"])
-            clusters[target["name"]] = Kube(load(), target["name"], metrics, reload=load)
+            clusters[target["name"]] = connector(target["name"], target["kubeconfig"])()
         lease_kube = Kube(management(), "", metrics, reload=management)
     except Exception as exc:  # noqa: BLE001 - a bad kubeconfig: say which, no traceback
         log.error("cannot load the cluster configuration: %s: %s", type(exc).__name__, str(exc)[:300])
@@ -149,7 +167,8 @@ def main(argv=None) -> int:
         args.identity or new_identity(), namespaces=args.namespaces, field_manager=args.field_manager,
         debounce_quiet=args.debounce, debounce_max=args.debounce_max, full_interval=args.full_interval,
         lease_duration=args.lease_duration, renew_period=args.renew_period, renew_deadline=args.renew_deadline,
-        retry_period=args.retry_period, shutdown_grace=args.shutdown_grace, watch_timeout=args.watch_timeout)
+        retry_period=args.retry_period, shutdown_grace=args.shutdown_grace, watch_timeout=args.watch_timeout,
+        target_source=target_source)
 
     def on_signal(signum, _frame):
         controller.request_stop(signal.Signals(signum).name)
@@ -159,7 +178,7 @@ def main(argv=None) -> int:
         return controller.run()
     finally:
         server.stop()
-        for kube in list(clusters.values()) + [lease_kube]:
+        for kube in list(clusters.values()) + list(controller.clusters.values()) + [lease_kube]:
             kube.close()
 
 

@@ -5,24 +5,28 @@ for the Lease; one for the metrics endpoint. Watches and the Lease only put work
 condition variable); the loop alone decides when a pass runs, so passes never overlap.
 
 A leader term: start the watches, wait (at most ``list_wait`` s) until each has listed, run a full pass,
-then sleep until the next wake (see schedule.py). Losing the lease cancels a running pass through
-ansible-runner's ``cancel_callback`` (checked every second; the pass's process group is killed) and stops
-the watches; the process stays up as a standby. SIGTERM/SIGINT let a running pass finish for up to
-``shutdown_grace`` seconds (a second signal cancels it at once), then stop the watches and release the
-lease.
+then sleep until the next wake (see schedule.py). Which watches run follows the ControlPlanes (watchset.py):
+their namespaces and assignments decide where Secrets, K-ORC Users, PushSecrets and a target cluster's kinds are
+watched, so the ControlPlane watch starts and stops namespace watches as assignments change, and the registered
+target clusters are re-read (``target_source``) at least every ``refresh_interval`` seconds. Losing the lease
+cancels a running pass through ansible-runner's ``cancel_callback`` (checked every second; the pass's process
+group is killed) and stops the watches; the process stays up as a standby. SIGTERM/SIGINT let a running pass
+finish for up to ``shutdown_grace`` seconds (a second signal cancels it at once), then stop the watches and
+release the lease.
 """
 import logging
 import threading
 import time
-from typing import Dict, List, Optional
+from typing import Callable, Dict, Optional
 
 from .kube import Kube
 from .lease import LeaderElector
-from .mapping import EventMapper, kinds_for
+from .mapping import CONTROLPLANE, KINDS, EventMapper
 from .metrics import Metrics
 from .runner import PassRunner
 from .schedule import Debouncer, Schedule, next_action
 from .watch import Watcher
+from .watchset import ControlPlaneRecords, WatchKey, diff, watch_set
 
 LOG = logging.getLogger("c5c3_orders_controller")
 
@@ -35,9 +39,15 @@ class Controller:
                  debounce_quiet: float = 1.0, debounce_max: float = 5.0, full_interval: float = 600.0,
                  lease_duration: float = 15.0, renew_period: float = 5.0, renew_deadline: float = 10.0,
                  retry_period: float = 2.0, shutdown_grace: float = 20.0, list_wait: float = 10.0,
-                 watch_timeout: int = 300):
+                 watch_timeout: int = 300, target_source: Optional[Callable[[], Dict[str, Callable[[], Kube]]]] = None,
+                 refresh_interval: float = 30.0):
+        """``target_source()`` returns the target clusters now registered, each as a function that connects to it
+        (called only for a cluster not connected yet); without it the clusters given stay as they are."""
         self.runner = runner
-        self.clusters = clusters
+        self.clusters = dict(clusters)
+        self.target_source = target_source
+        self.refresh_interval = refresh_interval
+        self.namespaces = frozenset(namespaces or ())
         self.metrics = metrics
         self.identity = identity
         self.shutdown_grace = shutdown_grace
@@ -48,7 +58,12 @@ class Controller:
         self.mapper_lock = threading.Lock()
         self.debouncer = Debouncer(debounce_quiet, debounce_max)
         self.schedule = Schedule(full_interval)
-        self.watchers: List[Watcher] = []
+        self.watchers: Dict[WatchKey, Watcher] = {}
+        self.control_planes = ControlPlaneRecords()
+        self.watch_lock = threading.Lock()  # guards watchers, control_planes, clusters and the two flags below
+        self.watching = False
+        self.announce_new = False
+        self.last_refresh = 0.0
         self.leading = False
         self.term = 0
         self.stopping = False
@@ -109,28 +124,106 @@ class Controller:
 
     # watches -----------------------------------------------------------------------------------
     def _start_watches(self) -> None:
+        """The cluster-wide watches first; the ControlPlane watch's list then starts the namespace watches
+        (``_observe_control_planes``); wait until every watch has listed."""
         with self.mapper_lock:
             self.mapper.forget()
-        self.watchers = []
-        for cluster, kube in self.clusters.items():
-            for kind in kinds_for(cluster):
-                watcher = Watcher(kube, cluster, kind, self.mapper, self.mapper_lock, self._on_keys,
-                                  self._on_resync, self.metrics, watch_timeout=self.watch_timeout)
-                watcher.start()
-                self.watchers.append(watcher)
+        with self.watch_lock:
+            self.control_planes.clear()
+            self.watching, self.announce_new = True, False
+        self.reconcile_watches()
         deadline = time.monotonic() + self.list_wait
-        for watcher in self.watchers:
+        with self.watch_lock:
+            control_planes = [w for k, w in self.watchers.items() if k.kind == CONTROLPLANE.key]
+        for watcher in control_planes:
             watcher.listed.wait(max(0.0, deadline - time.monotonic()))
-        LOG.info("watching %d kinds on %d cluster(s)", len(self.watchers), len(self.clusters))
+        with self.watch_lock:
+            watchers = dict(self.watchers)
+            self.announce_new = True  # from now on a new namespace's first list names its orders
+        for watcher in watchers.values():
+            watcher.listed.wait(max(0.0, deadline - time.monotonic()))
+        LOG.info("watching %d kinds in %d streams on %d cluster(s)", len({k.kind for k in watchers}), len(watchers),
+                 len(self.clusters))
 
     def _stop_watches(self) -> None:
-        for watcher in self.watchers:
+        with self.watch_lock:
+            self.watching = False
+            watchers, self.watchers = list(self.watchers.values()), {}
+            self.control_planes.clear()
+        for watcher in watchers:
             watcher.stop()
-        for watcher in self.watchers:
+        for watcher in watchers:
             watcher.join(2.0)
-        self.watchers = []
         with self.mapper_lock:
             self.mapper.forget()
+        self.metrics.set_watches({})
+
+    def _observe_control_planes(self, event_type: str, payload) -> None:
+        """The ControlPlane watch's lists and events: keep the records, then the watch set, current."""
+        with self.watch_lock:
+            if event_type == "LIST":
+                self.control_planes.seed(payload)
+            else:
+                self.control_planes.handle(event_type, payload)
+        self.reconcile_watches(refresh=False)
+
+    def _refresh_clusters(self) -> list:
+        """Connect newly registered target clusters, drop deregistered ones; returns the Kubes to close (their
+        watches are stopped by the caller first). Under ``watch_lock``."""
+        self.last_refresh = time.monotonic()
+        if self.target_source is None:
+            return []
+        try:
+            registered = self.target_source()
+        except Exception as exc:  # noqa: BLE001 - an unreadable directory: keep what we have
+            LOG.warning("cannot read the registered target clusters: %s: %s", type(exc).__name__, str(exc)[:200])
+            return []
+        gone = []
+        for name in [n for n in self.clusters if n and n not in registered]:
+            LOG.info("target cluster %s deregistered: stopping its watches", name)
+            gone.append(self.clusters.pop(name))
+        for name, connect in registered.items():
+            if name not in self.clusters:
+                try:
+                    self.clusters[name] = connect()
+                    LOG.info("target cluster %s registered: watching it", name)
+                except Exception as exc:  # noqa: BLE001 - a bad kubeconfig: say which, retry at the next refresh
+                    LOG.warning("cannot connect to target cluster %s: %s: %s", name, type(exc).__name__,
+                                str(exc)[:200])
+        return gone
+
+    def reconcile_watches(self, refresh: bool = True) -> None:
+        """Start the watches the ControlPlanes and the clusters now want, stop the others (no restart)."""
+        with self.watch_lock:
+            if not self.watching:
+                return
+            gone = self._refresh_clusters() if refresh else []
+            wanted = watch_set(KINDS, self.clusters, self.control_planes.namespaces(), self.namespaces)
+            start, stop = diff(self.watchers, wanted)
+            stopped = [self.watchers.pop(key) for key in stop]
+            kinds = {k.key: k for k in KINDS}
+            for key in start:
+                kind = kinds[key.kind]
+                watcher = Watcher(self.clusters[key.cluster], key.cluster, kind, self.mapper, self.mapper_lock,
+                                  self._on_keys, self._on_resync, self.metrics, watch_timeout=self.watch_timeout,
+                                  namespace=key.namespace, announce=self.announce_new,
+                                  observer=self._observe_control_planes if kind is CONTROLPLANE else None)
+                self.watchers[key] = watcher
+                watcher.start()
+            per_cluster: Dict[str, int] = {}
+            for key in self.watchers:
+                per_cluster[key.cluster or "management"] = per_cluster.get(key.cluster or "management", 0) + 1
+        self.metrics.set_watches(per_cluster)
+        for watcher in stopped:
+            watcher.stop()
+        with self.mapper_lock:
+            for key in stop:
+                self.mapper.forget(key.cluster, kinds[key.kind], key.namespace)
+        for kube in gone:
+            kube.close()
+        if self.announce_new and (start or stop):
+            LOG.info("watches: started %s; stopped %s", ", ".join(k.label for k in start) or "-",
+                     ", ".join(k.label for k in stop) or "-")
 
     # the loop ----------------------------------------------------------------------------------
     def run(self) -> int:
@@ -160,13 +253,15 @@ class Controller:
         self._start_watches()
         try:
             while True:
+                if time.monotonic() - self.last_refresh >= self.refresh_interval:
+                    self.reconcile_watches()  # newly registered or deregistered target clusters
                 with self.cond:
                     if self.stopping or self.term != term or not self.leading:
                         return
                     now = time.monotonic()
                     action, arg, cause = next_action(self.schedule, self.debouncer, now)
                     if action is None:
-                        self.cond.wait(max(0.0, min(arg - now, 60.0)))
+                        self.cond.wait(max(0.0, min(arg - now, self.refresh_interval)))
                         continue
                     self.running_pass = True
                 try:

@@ -36,30 +36,45 @@ LABEL_NAME = "c5c3.io/keystoneuser-name"
 LABEL_NAMESPACE = "c5c3.io/keystoneuser-namespace"
 
 
+# Where a kind is watched on a cluster (the access contract's grants decide; docs/install.md, "Permissions"):
+CLUSTER = "cluster"            # one watch across all namespaces
+CONTROLPLANE_NS = "controlplane"  # one watch in the namespace of each ControlPlane
+ASSIGNED_NS = "assigned"       # one watch in each namespace a ControlPlane assigns on this cluster
+
+
 class Kind(NamedTuple):
-    """A watched resource type."""
+    """A watched resource type, and its scopes on the management cluster and on a target cluster (empty: not
+    watched there)."""
 
     key: str                 # short name used in logs and metrics
     api_version: str
     plural: str
     label_selector: str = ""
     metadata_only: bool = False
-    management_only: bool = False  # not watched on target clusters
+    management: Tuple[str, ...] = (CLUSTER,)
+    target: Tuple[str, ...] = ()
 
-    def collection_path(self) -> str:
+    def collection_path(self, namespace: str = "") -> str:
         prefix = "/api/v1" if self.api_version == "v1" else "/apis/" + self.api_version
-        return prefix + "/" + self.plural
+        return prefix + ("/namespaces/" + namespace if namespace else "") + "/" + self.plural
+
+    def scopes(self, cluster: str) -> Tuple[str, ...]:
+        return self.management if cluster == "" else self.target
 
 
-KEYSTONEUSER = Kind("KeystoneUser", "c5c3.io/v1alpha1", "keystoneusers")
-SECRET = Kind("Secret", "v1", "secrets", label_selector=LABEL_NAME, metadata_only=True)
-CONTROLPLANE = Kind("ControlPlane", "c5c3.io/v1alpha1", "controlplanes", management_only=True)
+# One entry per watched kind; a new kind (BucketCredential, ObjectStore, ...) is one more line here.
+KEYSTONEUSER = Kind("KeystoneUser", "c5c3.io/v1alpha1", "keystoneusers", target=(ASSIGNED_NS,))
+SECRET = Kind("Secret", "v1", "secrets", label_selector=LABEL_NAME, metadata_only=True,
+              management=(CONTROLPLANE_NS, ASSIGNED_NS), target=(ASSIGNED_NS,))
+CONTROLPLANE = Kind("ControlPlane", "c5c3.io/v1alpha1", "controlplanes")
 KORC_USER = Kind("User", "openstack.k-orc.cloud/v1alpha1", "users", label_selector=LABEL_NAME,
-                 management_only=True)
+                 management=(CONTROLPLANE_NS,))
 PUSHSECRET = Kind("PushSecret", "external-secrets.io/v1alpha1", "pushsecrets", label_selector=LABEL_NAME,
-                  management_only=True)
-ROLE_ASSIGNMENT = Kind("KeystoneRoleAssignment", "c5c3.io/v1alpha1", "keystoneroleassignments")
-APP_CREDENTIAL = Kind("KeystoneApplicationCredential", "c5c3.io/v1alpha1", "keystoneapplicationcredentials")
+                  management=(CONTROLPLANE_NS,))
+ROLE_ASSIGNMENT = Kind("KeystoneRoleAssignment", "c5c3.io/v1alpha1", "keystoneroleassignments",
+                       target=(ASSIGNED_NS,))
+APP_CREDENTIAL = Kind("KeystoneApplicationCredential", "c5c3.io/v1alpha1", "keystoneapplicationcredentials",
+                      target=(ASSIGNED_NS,))
 
 KINDS = (KEYSTONEUSER, SECRET, CONTROLPLANE, KORC_USER, PUSHSECRET, ROLE_ASSIGNMENT, APP_CREDENTIAL)
 
@@ -67,7 +82,7 @@ KINDS = (KEYSTONEUSER, SECRET, CONTROLPLANE, KORC_USER, PUSHSECRET, ROLE_ASSIGNM
 def kinds_for(cluster: str):
     """The kinds watched on a cluster ("" = management; target clusters hold orders, delivered Secrets and
     credential orders, while every projected child lives on the management cluster)."""
-    return tuple(k for k in KINDS if cluster == "" or not k.management_only)
+    return tuple(k for k in KINDS if k.scopes(cluster))
 
 
 def _meta(obj: Any) -> Mapping[str, Any]:
@@ -176,11 +191,12 @@ class OrderIndex:
         meta = _meta(order)
         self._cp.pop((cluster, _str(meta.get("namespace")), _str(meta.get("name"))), None)
 
-    def clear(self, cluster: Optional[str] = None) -> None:
+    def clear(self, cluster: Optional[str] = None, namespace: str = "") -> None:
+        """Every order, a cluster's, or (``namespace`` given) one namespace's of a cluster."""
         if cluster is None:
             self._cp.clear()
         else:
-            for key in [k for k in self._cp if k[0] == cluster]:
+            for key in [k for k in self._cp if k[0] == cluster and (not namespace or k[1] == namespace)]:
                 del self._cp[key]
 
     def naming(self, cp_namespace: str, cp_name: str) -> Set[str]:
@@ -193,7 +209,8 @@ class OrderIndex:
 class EventMapper:
     """Turns watch events into the set of orders they concern, dropping the ones that change nothing.
 
-    Keeps, per ``(cluster, kind, uid)``, the fingerprint and the orders of the last state it saw.
+    Keeps, per ``(cluster, kind, namespace, uid)``, the fingerprint and the orders of the last state it saw (the
+    namespace in the key lets one namespace's watch relist without touching another's).
     ``namespaces`` (empty = all) limits the orders to those the controller reconciles.
     """
 
@@ -201,8 +218,8 @@ class EventMapper:
         self.field_manager = field_manager
         self.namespaces = frozenset(namespaces or ())
         self.index = OrderIndex()
-        # (cluster, kind, uid) -> (fingerprint, orders, managedFields entries) of the last state seen
-        self._seen: Dict[Tuple[str, str, str], Tuple[str, frozenset, frozenset]] = {}
+        # (cluster, kind, namespace, uid) -> (fingerprint, orders, managedFields entries) of the last state seen
+        self._seen: Dict[Tuple[str, str, str, str], Tuple[str, frozenset, frozenset]] = {}
 
     # ------------------------------------------------------------------------------------------
     def keys_of(self, kind: Kind, obj: Any) -> Set[str]:
@@ -228,39 +245,41 @@ class EventMapper:
         return {k for k in keys if k.split("/", 1)[0] in self.namespaces}
 
     @staticmethod
-    def _uid(obj: Any) -> str:
+    def _uid(cluster: str, kind: Kind, obj: Any) -> Tuple[str, str, str, str]:
         meta = _meta(obj)
-        return _str(meta.get("uid")) or "%s/%s" % (_str(meta.get("namespace")), _str(meta.get("name")))
+        namespace = _str(meta.get("namespace"))
+        return (cluster, kind.key, namespace, _str(meta.get("uid")) or "%s/%s" % (namespace, _str(meta.get("name"))))
 
     # ------------------------------------------------------------------------------------------
-    def seed(self, cluster: str, kind: Kind, items: Iterable[Any]) -> None:
-        """A (re)list: remember every object's state without emitting anything."""
-        for key in [k for k in self._seen if k[0] == cluster and k[1] == kind.key]:
-            del self._seen[key]
-        if kind is KEYSTONEUSER:
-            self.index.clear(cluster)
+    def seed(self, cluster: str, kind: Kind, items: Iterable[Any], namespace: str = "") -> None:
+        """A (re)list of one watch - across the cluster, or of one ``namespace``: remember every object's state
+        without emitting anything."""
+        self.forget(cluster, kind, namespace)
         for obj in items:
             if kind is KEYSTONEUSER:
                 self.index.put(cluster, obj)
             if kind is CONTROLPLANE:
-                self._seen[(cluster, kind.key, self._uid(obj))] = control_plane_parts(obj) + (managed_entries(obj),)
+                self._seen[self._uid(cluster, kind, obj)] = control_plane_parts(obj) + (managed_entries(obj),)
                 continue
-            self._seen[(cluster, kind.key, self._uid(obj))] = (fingerprint(kind, obj),
-                                                               frozenset(self.keys_of(kind, obj)),
-                                                               managed_entries(obj))
+            self._seen[self._uid(cluster, kind, obj)] = (fingerprint(kind, obj), frozenset(self.keys_of(kind, obj)),
+                                                         managed_entries(obj))
 
-    def forget(self, cluster: Optional[str] = None) -> None:
-        """Drop every cached state (leadership lost: the next leader term starts from fresh lists)."""
+    def forget(self, cluster: Optional[str] = None, kind: Optional[Kind] = None, namespace: str = "") -> None:
+        """Drop cached states: all (leadership lost: the next leader term starts from fresh lists), a cluster's, or
+        one kind's of a cluster, optionally of one namespace (a watch stopped or about to relist)."""
         if cluster is None:
             self._seen.clear()
-        else:
-            for key in [k for k in self._seen if k[0] == cluster]:
-                del self._seen[key]
-        self.index.clear(cluster)
+            self.index.clear()
+            return
+        for key in [k for k in self._seen if k[0] == cluster and (kind is None or k[1] == kind.key)
+                    and (not namespace or k[2] == namespace)]:
+            del self._seen[key]
+        if kind is None or kind is KEYSTONEUSER:
+            self.index.clear(cluster, namespace)
 
     def handle(self, cluster: str, kind: Kind, event_type: str, obj: Any) -> Set[str]:
         """The orders an ADDED / MODIFIED / DELETED event concerns; empty when it changes nothing."""
-        uid = (cluster, kind.key, self._uid(obj))
+        uid = self._uid(cluster, kind, obj)
         previous = self._seen.get(uid)
         if kind is KEYSTONEUSER:
             if event_type == "DELETED":

@@ -46,6 +46,7 @@ class Metrics:
         self.causes: Dict[str, int] = {}
         self.last_success: Optional[float] = None
         self.leader = 0
+        self.watches: Dict[str, int] = {}                      # cluster label -> open watch streams
 
     # updates ---------------------------------------------------------------------------------
     def api_request(self, source: str, count: int = 1) -> None:
@@ -67,6 +68,10 @@ class Metrics:
     def pass_cause(self, cause: str) -> None:
         with self._lock:
             self.causes[cause] = self.causes.get(cause, 0) + 1
+
+    def set_watches(self, per_cluster: Mapping[str, int]) -> None:
+        with self._lock:
+            self.watches = dict(per_cluster)
 
     def set_leader(self, leading: bool) -> None:
         with self._lock:
@@ -163,6 +168,9 @@ class Metrics:
                    "Unix time of the last pass that succeeded with no order error.")
             if self.last_success is not None:
                 out.append("%slast_success_timestamp_seconds %s" % (PREFIX, _num(round(self.last_success, 3))))
+            family("watches", "gauge", "Open watch streams, by cluster (one per kind, or per kind and namespace).")
+            for cluster, count in sorted(self.watches.items()):
+                out.append("%swatches%s %d" % (PREFIX, _labels([("cluster", cluster)]), count))
             family("leader", "gauge", "1 while this process holds the leader Lease.")
             out.append("%sleader %d" % (PREFIX, self.leader))
             return "\n".join(out) + "\n"

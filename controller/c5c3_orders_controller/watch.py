@@ -1,15 +1,16 @@
-"""List-then-watch per resource type and cluster, in one thread each.
+"""List-then-watch per resource type and cluster - across the cluster or in one namespace - in one thread each.
 
 Each Watcher lists its kind (paginated; Secrets as metadata only) to seed the EventMapper and learn a
 ``resourceVersion``, then watches from it with bookmarks, so a reconnect resumes where it left off. A
 dropped connection reconnects with exponential backoff (0.5 s doubling to 30 s, with jitter); a
 ``410 Gone`` (the version is too old) relists and asks for a full pass, since events may have been missed.
-A kind the cluster does not serve (its CRD is not installed) is retried every minute.
+A kind the cluster does not serve (its CRD is not installed) is retried every minute; a namespace the account
+is not (yet) granted (403: the access sync has not bound it) is retried with the backoff, logged once.
 """
 import logging
 import random
 import threading
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .kube import METADATA_ONLY, METADATA_ONLY_WATCH, JSON, ApiError
 from .mapping import EventMapper, Kind
@@ -22,12 +23,20 @@ class Gone(Exception):
 
 
 class Watcher:
+    """``observer(event_type, payload)`` (optional) sees every list (``"LIST"``, the items) and event after the
+    mapper; ``announce`` makes the first list report the orders of what it found (a watch started mid-term, for a
+    newly assigned namespace, whose orders no event has named yet)."""
+
     def __init__(self, kube, cluster: str, kind: Kind, mapper: EventMapper, lock: threading.Lock,
                  on_keys: Callable[[set, str, str], None], on_resync: Callable[[str], None], metrics=None,
-                 watch_timeout: int = 300, page_size: int = 500, backoff_max: float = 30.0):
+                 watch_timeout: int = 300, page_size: int = 500, backoff_max: float = 30.0, namespace: str = "",
+                 observer: Optional[Callable[[str, Any], None]] = None, announce: bool = False):
         self.kube = kube
         self.cluster = cluster
         self.kind = kind
+        self.namespace = namespace
+        self.observer = observer
+        self.announce = announce
         self.mapper = mapper
         self.lock = lock  # guards the mapper, shared by every watcher
         self.on_keys = on_keys
@@ -40,12 +49,17 @@ class Watcher:
         self.resource_version: Optional[str] = None
         self._stop = threading.Event()
         self._resp = None
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name="watch-%s-%s" % (cluster or "management", kind.key))
+        self._thread = threading.Thread(target=self._run, daemon=True, name="watch-%s-%s%s" % (
+            cluster or "management", kind.key, ("-" + namespace) if namespace else ""))
 
     @property
     def label(self) -> str:
-        return "%s%s" % (self.kind.key, "@" + self.cluster if self.cluster else "")
+        return "%s%s%s" % (self.kind.key, "@" + self.cluster if self.cluster else "",
+                           "/" + self.namespace if self.namespace else "")
+
+    @property
+    def path(self) -> str:
+        return self.kind.collection_path(self.namespace)
 
     def start(self) -> None:
         self._thread.start()
@@ -76,13 +90,20 @@ class Watcher:
                 query["labelSelector"] = self.kind.label_selector
             if cont:
                 query["continue"] = cont
-            body = self.kube.request("GET", self.kind.collection_path(), query=query, accept=accept, source="list")
+            body = self.kube.request("GET", self.path, query=query, accept=accept, source="list")
             items.extend(body.get("items") or [])
             meta = body.get("metadata") or {}
             cont = meta.get("continue")
             if not cont:
                 with self.lock:
-                    self.mapper.seed(self.cluster, self.kind, items)
+                    self.mapper.seed(self.cluster, self.kind, items, self.namespace)
+                    keys = set().union(*(self.mapper.keys_of(self.kind, obj) for obj in items)) if (
+                        self.announce and items) else set()
+                if self.observer:
+                    self.observer("LIST", items)
+                if keys:
+                    self.on_keys(keys, "listed %s" % self.label, self.kind.key)
+                self.announce = False
                 return meta.get("resourceVersion") or ""
 
     def _watch(self) -> bool:
@@ -92,7 +113,7 @@ class Watcher:
         if self.kind.label_selector:
             query["labelSelector"] = self.kind.label_selector
         accept = METADATA_ONLY_WATCH if self.kind.metadata_only else JSON
-        resp, lines = self.kube.watch(self.kind.collection_path(), query, accept, timeout=self.watch_timeout + 30)
+        resp, lines = self.kube.watch(self.path, query, accept, timeout=self.watch_timeout + 30)
         self._resp = resp
         delivered = False
         try:
@@ -105,7 +126,7 @@ class Watcher:
                 if kind == "ERROR":
                     if obj.get("code") == 410:
                         raise Gone()
-                    raise ApiError("WATCH", self.kind.collection_path(), obj.get("code"), obj.get("reason") or "",
+                    raise ApiError("WATCH", self.path, obj.get("code"), obj.get("reason") or "",
                                    (obj.get("message") or "")[:300])
                 version = (obj.get("metadata") or {}).get("resourceVersion")
                 if version:
@@ -116,10 +137,13 @@ class Watcher:
                     self.metrics.watch_event(self.kind.key)
                 with self.lock:
                     keys = self.mapper.handle(self.cluster, self.kind, kind, obj)
+                if self.observer:
+                    self.observer(kind, obj)
                 if keys:
-                    meta = obj.get("metadata") or {}
-                    self.on_keys(keys, "%s %s %s/%s" % (kind, self.label, meta.get("namespace", ""),
-                                                        meta.get("name", "")), self.kind.key)
+                    meta = obj.get("metadata") or {}  # the object's namespace says which stream: not repeated
+                    where = "@" + self.cluster if self.cluster else ""
+                    self.on_keys(keys, "%s %s%s %s/%s" % (kind, self.kind.key, where, meta.get("namespace", ""),
+                                                          meta.get("name", "")), self.kind.key)
         finally:
             self._resp = None
             try:
@@ -130,14 +154,14 @@ class Watcher:
 
     def _run(self) -> None:
         backoff = 0.5
-        absent_logged = False
+        absent_logged = forbidden_logged = False
         while not self._stop.is_set():
             try:
                 if self.resource_version is None:
                     relist = self.listed.is_set()
                     self.resource_version = self._list()
                     self.listed.set()
-                    absent_logged = False
+                    absent_logged = forbidden_logged = False
                     if relist:
                         self.on_resync("relisted %s" % self.label)
                 if self._watch():
@@ -164,6 +188,15 @@ class Watcher:
                         absent_logged = True
                     self.listed.set()  # nothing to wait for
                     self._stop.wait(60)
+                    continue
+                if exc.status == 403:
+                    if not forbidden_logged:
+                        LOG.warning("watch %s: forbidden (not granted yet?); retrying with backoff: %s", self.label,
+                                    exc.message or exc.reason)
+                        forbidden_logged = True
+                    self.listed.set()  # nothing to wait for
+                    self._stop.wait(backoff * (0.5 + random.random()))
+                    backoff = min(backoff * 2, self.backoff_max)
                     continue
                 LOG.warning("watch %s: %s; reconnecting in %.1fs", self.label, exc, backoff)
             except Exception as exc:  # noqa: BLE001 - a bug or a broken stream: keep watching

@@ -1,6 +1,7 @@
 """The controller with a target cluster (the stack's edge-1): it watches the target's orders and delivered
-Secrets too, so an order there goes Ready, an edited delivered password there is repaired by an event, and the
-order is torn down - all without a manual pass."""
+Secrets in the namespaces assigned there, starting those watches when the assignment arrives (no restart), so an
+order there goes Ready, an edited delivered password there is repaired by an event, and the order is torn down -
+all without a manual pass; withdrawing the assignment stops the namespace's watches."""
 import base64
 import sys
 import time
@@ -26,8 +27,7 @@ def edge_tenant(stack_env, kube, target_kube):
     core, co = client.CoreV1Api(target_kube), client.CustomObjectsApi(target_kube)
     ns = unique("ctl-edge")
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
-    stack.assign(ns, cluster)
-    yield stack, core, co, ns, cluster, kubeconfig
+    yield stack, core, co, ns, cluster, kubeconfig  # assigned by the test, once the controller runs
     name = "svc"
     try:
         co.get_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", name)
@@ -35,6 +35,7 @@ def edge_tenant(stack_env, kube, target_kube):
         pass
     else:  # a failed step left the order: tear it down with one-shot passes
         co.delete_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", name)
+        stack.assign(ns, cluster)
         reconcile_until(lambda r: not co.list_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers")["items"],
                         timeout=180, what="the edge order's teardown", namespaces=[ns],
                         kubeconfig=stack_env["KUBECONFIG"], target_clusters=[{"name": cluster,
@@ -52,8 +53,13 @@ def test_an_order_on_a_target_cluster_is_reconciled_on_events(edge_tenant, stack
     ctl.start()
     try:
         ctl.wait_leader()
-        ctl.wait_log(r"watching 11 kinds on 2 cluster\(s\)", 30)
+        ctl.wait_log(r"watching 7 kinds in \d+ streams on 2 cluster\(s\)", 30)
         ctl.wait_log(r"full pass successful", 60)
+        assert "@%s/%s" % (cluster, ns) not in ctl.log()  # nothing assigned there yet: not watched
+        mark = len(ctl.log())
+        stack.assign(ns, cluster)
+        for kind in ("KeystoneUser", "Secret", "KeystoneRoleAssignment", "KeystoneApplicationCredential"):
+            ctl.wait_log(r"watches: started .*\b%s@%s/%s\b" % (kind, cluster, ns), 30, after=mark)
         co.create_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers", {
             "apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "KeystoneUser",
             "metadata": {"name": name, "namespace": ns},
@@ -81,6 +87,10 @@ def test_an_order_on_a_target_cluster_is_reconciled_on_events(edge_tenant, stack
         wait_for(lambda: not co.list_namespaced_custom_object(GROUP, VERSION, ns, "keystoneusers")["items"],
                  timeout=180, interval=1, what="the edge order's teardown by the controller")
         assert stack.children(ns, name, cluster) == []
+
+        mark = len(ctl.log())
+        stack.withdraw(ns, cluster)
+        ctl.wait_log(r"watches: started -; stopped .*\bKeystoneUser@%s/%s\b" % (cluster, ns), 30, after=mark)
     finally:
         assert ctl.terminate() == 0, ctl.log()[-3000:]
         try:

@@ -259,3 +259,44 @@ def test_objects_of_any_shape_never_raise(mapper):
     for junk in ({}, {"metadata": None}, {"metadata": {"labels": "x"}}, {"spec": {"userRef": "x"}}):
         for kind in M.KINDS:
             mapper.handle("", kind, "MODIFIED", junk)
+
+
+def test_every_kind_is_watched_where_the_access_contract_grants_it():
+    """Management: orders, ControlPlanes and credential orders across the cluster; Secrets in the ControlPlane and
+    assigned namespaces; K-ORC Users and PushSecrets in the ControlPlane namespaces. Target: per assigned namespace."""
+    scopes = {k.key: (k.management, k.target) for k in M.KINDS}
+    assert scopes == {
+        "KeystoneUser": ((M.CLUSTER,), (M.ASSIGNED_NS,)),
+        "Secret": ((M.CONTROLPLANE_NS, M.ASSIGNED_NS), (M.ASSIGNED_NS,)),
+        "ControlPlane": ((M.CLUSTER,), ()),
+        "User": ((M.CONTROLPLANE_NS,), ()),
+        "PushSecret": ((M.CONTROLPLANE_NS,), ()),
+        "KeystoneRoleAssignment": ((M.CLUSTER,), (M.ASSIGNED_NS,)),
+        "KeystoneApplicationCredential": ((M.CLUSTER,), (M.ASSIGNED_NS,)),
+    }
+
+
+def test_collection_paths_across_the_cluster_and_in_one_namespace():
+    assert M.SECRET.collection_path() == "/api/v1/secrets"
+    assert M.SECRET.collection_path("t") == "/api/v1/namespaces/t/secrets"
+    assert M.KORC_USER.collection_path("openstack") == "/apis/openstack.k-orc.cloud/v1alpha1/namespaces/openstack/users"
+
+
+def test_a_namespace_relist_keeps_the_other_namespaces_states(mapper):
+    """Two namespace watches of one kind: seeding one must not forget the other's objects (else every event there
+    would count as new)."""
+    mapper.seed("edge-1", M.KEYSTONEUSER, [order("t", "a")], "t")
+    mapper.seed("edge-1", M.KEYSTONEUSER, [order("u", "b")], "u")
+    mapper.seed("edge-1", M.KEYSTONEUSER, [order("t", "a")], "t")
+    status_only = order("u", "b", status={"conditions": []})
+    assert mapper.handle("edge-1", M.KEYSTONEUSER, "MODIFIED", status_only) == set()  # known: nothing changed
+    assert mapper.handle("edge-1", M.KEYSTONEUSER, "MODIFIED", order("u", "c")) == {"u/c"}  # unknown: counts
+
+
+def test_forgetting_a_namespace_drops_its_orders_from_the_index(mapper):
+    mapper.seed("edge-1", M.KEYSTONEUSER, [order("t", "a")], "t")
+    mapper.seed("edge-1", M.KEYSTONEUSER, [order("u", "b")], "u")
+    mapper.forget("edge-1", M.KEYSTONEUSER, "t")
+    assert mapper.index.naming("openstack", "cp") == {"u/b"}
+    mapper.forget("edge-1")
+    assert len(mapper.index) == 0
