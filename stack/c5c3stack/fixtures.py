@@ -38,18 +38,28 @@ def _clouds_yaml(cloud: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def crd_files(cfg: StackConfig):
+def crd_files(cfg: StackConfig, target: bool = False):
+    """The fixture CRDs and the collection's own: every kind on the management cluster; on a target cluster the
+    order kinds the target_cluster_access role ships (never the ControlPlane or the platform's object-storage kinds)."""
     fixtures = [cfg.root / "stack" / "fixtures" / "crds" / f"{n}.yaml" for n in FIXTURE_CRDS]
-    return fixtures + [cfg.root / "roles" / "install" / "files" / "crds" / "c5c3.io_keystoneusers.yaml"]
+    if target:
+        fixtures = [f for f in fixtures if "controlplanes" not in f.name]
+        shipped = cfg.root / "roles" / "target_cluster_access" / "files" / "crds"
+    else:
+        shipped = cfg.root / "roles" / "install" / "files" / "crds"
+    return fixtures + sorted(shipped.glob("c5c3.io_*.yaml"))
+
+
+def crd_name(path) -> str:
+    """``c5c3.io_<plural>.yaml`` -> ``<plural>.c5c3.io``; a fixture file is named after its CRD already."""
+    stem = path.name[:-len(".yaml")]
+    return f"{stem[len('c5c3.io_'):]}.c5c3.io" if stem.startswith("c5c3.io_") else stem
 
 
 def install_crds(k: Kubectl, cfg: StackConfig, target: bool = False) -> None:
-    files = [f for f in crd_files(cfg) if f.exists()]
-    if target:  # a target cluster serves the order kinds, not the ControlPlane
-        files = [f for f in files if "controlplanes" not in f.name]
+    files = [f for f in crd_files(cfg, target) if f.exists()]
     k.apply_files(files)
-    k.wait_crds([f.name.replace(".yaml", "").replace("c5c3.io_keystoneusers", "keystoneusers.c5c3.io")
-                 for f in files])
+    k.wait_crds([crd_name(f) for f in files])
 
 
 def up(cfg: StackConfig) -> dict:
