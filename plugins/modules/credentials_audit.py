@@ -11,17 +11,24 @@ module: credentials_audit
 short_description: Prove that every delivered credential works, is backed up and is current
 version_added: 0.2.0
 description:
-  - Audits every credential order (C(KeystoneUser)) of the management cluster and of the given target clusters,
-    read-only, and returns per order what holds and what does not.
-  - C(delivered) - the Secret C(<name>-credentials) beside the order is there with C(clouds.yaml) and C(password),
-    the file reads as a client reads it, and its password is the C(password) key.
-  - C(authenticates) - Keystone issues a token (C(POST /v3/auth/tokens), password method, unscoped) for the
-    C(auth) section of the delivered C(clouds.yaml), for the user id the order reports in C(status.userID).
-  - C(backup) - the OpenBao KV v2 backup at the order's path holds the same C(password) and C(clouds.yaml).
-  - C(generation) - the K-ORC User asks for and has applied the password Secret of C(status.passwordGeneration),
-    and that Secret holds the delivered password.
+  - Audits every credential order (C(KeystoneUser), C(BucketCredential)) of the management cluster and of the
+    given target clusters, read-only, and returns per order what holds and what does not, in four checks.
+  - C(delivered) - KeystoneUser - the Secret C(<name>-credentials) beside the order is there with C(clouds.yaml)
+    and C(password), the file reads as a client reads it, and its password is the C(password) key.
+    BucketCredential - the Secret C(<name>-s3) holds C(AWS_ACCESS_KEY_ID), C(AWS_SECRET_ACCESS_KEY), C(endpoint),
+    C(bucket) (the order's) and C(region), and the C(slot<N>-*) pair of every slot in C(status.slots) with the
+    access key id the status records.
+  - C(authenticates) - KeystoneUser - Keystone issues a token (C(POST /v3/auth/tokens), password method, unscoped)
+    for the C(auth) section of the delivered C(clouds.yaml), for the user id the order reports in
+    C(status.userID). BucketCredential - a signed C(ListObjectsV2) (C(max-keys=1)) on the bucket succeeds with
+    every delivered key, at the delivered endpoint.
+  - C(backup) - the OpenBao KV v2 backup at the order's path holds the same secret values as the delivered Secret.
+  - C(generation) - KeystoneUser - the K-ORC User asks for and has applied the password Secret of
+    C(status.passwordGeneration), and that Secret holds the delivered password. BucketCredential - each slot's key
+    Secret of the generation C(status.slots) reports holds the recorded access key id and the delivered secret key
+    (skipped for an account-scoped credential, which has no slots).
   - An order that has delivered nothing yet, or is being deleted, is listed with a note and no checks.
-  - Never returns a password, a token or a Secret's data; values are compared as SHA-256 digests.
+  - Never returns a password, a secret key, a token or a Secret's data; values are compared as SHA-256 digests.
   - Findings do not fail the task unless O(fail_on_findings) is set.
 author:
   - c5c3.orders developers (@c5c3)
@@ -41,24 +48,25 @@ notes:
   - A check is C(ok), C(failed) (the audit proved something wrong), C(error) (it could not prove anything, for
     example Keystone or OpenBao did not answer, or a read was forbidden) or C(skipped) (it does not apply, for
     example no OpenBao token was given). C(failed) and C(error) are findings.
-  - Requests per order - a few Kubernetes GETs (the delivered Secret, the K-ORC User, the password Secret), one
-    Keystone login and one OpenBao read.
+  - Requests per order - a few Kubernetes GETs (the delivered Secret, and the K-ORC User and password Secret or
+    the key Secrets), one OpenBao read, and one Keystone login or one S3 request per delivered key.
   - The Kubernetes reads need what the controller is granted (C(get) on Secrets in the assigned namespaces and the
     ControlPlane's namespace, K-ORC Users there, and list on the order kinds); the OpenBao token needs C(read) on
-    the backups' paths, for example C(kv-v2/data/openstack/keystone/*).
+    the backups' paths, for example C(kv-v2/data/openstack/keystone/*) and C(kv-v2/data/objectstorage/*).
 seealso:
   - module: c5c3.orders.keystoneuser_reconcile
 requirements:
   - kubernetes (the Python client)
   - PyYAML
+  - boto3 (for BucketCredential orders)
 options:
   kinds:
     description:
       - The order kinds to audit.
     type: list
     elements: str
-    choices: [KeystoneUser]
-    default: [KeystoneUser]
+    choices: [BucketCredential, KeystoneUser]
+    default: [BucketCredential, KeystoneUser]
   namespaces:
     description:
       - Only audit the orders in these namespaces (on every cluster). Default is every namespace.
@@ -78,6 +86,15 @@ options:
   keystone_ca_cert:
     description:
       - CA bundle to verify Keystone's certificate with (HTTPS is always verified). Default is the system's.
+    type: path
+  s3_endpoints:
+    description:
+      - Where to reach an object store instead of a delivered C(endpoint), keyed by that C(endpoint).
+    type: dict
+    default: {}
+  s3_ca_cert:
+    description:
+      - CA bundle to verify the object stores' certificates with (HTTPS is always verified). Default is the system's.
     type: path
   openbao_addr:
     description:
@@ -100,7 +117,7 @@ options:
     type: path
   timeout:
     description:
-      - Seconds to wait for each Keystone and OpenBao request.
+      - Seconds to wait for each Keystone, S3 and OpenBao request.
     type: float
     default: 15
   fail_on_findings:
@@ -248,6 +265,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.module import (
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
+from ansible_collections.c5c3.orders.plugins.module_utils.rgw.boto import HAS_BOTO3
 
 FIELD_MANAGER = "c5c3-orders-audit"  # never used for a write: the audit only reads
 MAX_NAMED_IN_MSG = 10
@@ -261,6 +279,8 @@ class CredentialsAudit(C5c3K8sModule):
         target_clusters=dict(type="list", elements="dict", options=TARGET_CLUSTER_OPTIONS),
         keystone_urls=dict(type="dict", default={}, no_log=False),  # URLs, not secrets
         keystone_ca_cert=dict(type="path"),
+        s3_endpoints=dict(type="dict", default={}, no_log=False),  # URLs, not secrets
+        s3_ca_cert=dict(type="path"),
         openbao_addr=dict(type="str", fallback=(env_fallback, ["BAO_ADDR", "VAULT_ADDR"])),
         openbao_token=dict(type="str", no_log=True, fallback=(env_fallback, ["BAO_TOKEN", "VAULT_TOKEN"])),
         openbao_mount=dict(type="str", default="kv-v2", aliases=["mount"]),
@@ -275,10 +295,11 @@ class CredentialsAudit(C5c3K8sModule):
         for entry in p["orders"] or []:
             if entry.count("/") != 1 or not all(entry.split("/")):
                 raise ModuleFailure(f"orders entries are <namespace>/<name>, got {entry!r}")
-        for key, url in (p["keystone_urls"] or {}).items():
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                raise ModuleFailure(f"keystone_urls maps a delivered auth_url to an http(s) URL; the value for "
-                                    f"{key!r} is not one")
+        for option, what in (("keystone_urls", "auth_url"), ("s3_endpoints", "endpoint")):
+            for key, url in (p[option] or {}).items():
+                if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                    raise ModuleFailure(f"{option} maps a delivered {what} to an http(s) URL; the value for "
+                                        f"{key!r} is not one")
         if p["openbao_addr"] and not p["openbao_addr"].startswith(("http://", "https://")):
             raise ModuleFailure(f"openbao_addr must be an http(s) URL, got {p['openbao_addr']!r}")
         if p["timeout"] <= 0:
@@ -296,11 +317,14 @@ class CredentialsAudit(C5c3K8sModule):
             openbao = OpenBao(p["openbao_addr"], p["openbao_token"], p["openbao_mount"],
                               Endpoint(p["openbao_ca_cert"], p["timeout"]))
         return AuditContext(clusters=clusters, keystone=Endpoint(p["keystone_ca_cert"], p["timeout"]),
-                            keystone_urls=p["keystone_urls"] or {}, openbao=openbao)
+                            keystone_urls=p["keystone_urls"] or {}, openbao=openbao,
+                            s3=Endpoint(p["s3_ca_cert"], p["timeout"]), s3_endpoints=p["s3_endpoints"] or {})
 
     def run(self):
         if not HAS_YAML:
             raise ModuleFailure(missing_required_lib("PyYAML"))
+        if "BucketCredential" in self.params["kinds"] and not HAS_BOTO3:
+            raise ModuleFailure(missing_required_lib("boto3"))
         self._validate()
         started = time.monotonic()
         p = self.params

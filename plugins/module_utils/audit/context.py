@@ -31,6 +31,8 @@ class AuditContext:
     keystone: Endpoint = Endpoint()
     keystone_urls: Mapping[str, str] = field(default_factory=dict)  # delivered auth_url -> the URL to use
     openbao: Optional[OpenBao] = None
+    s3: Endpoint = Endpoint()
+    s3_endpoints: Mapping[str, str] = field(default_factory=dict)  # delivered endpoint -> the URL to use
 
     def get(self, cluster: str, resource: Resource, namespace: str, name: str) -> Optional[Dict[str, Any]]:
         """The object, None when the API server says it does not exist; ``ReadFailed`` on anything else."""
@@ -46,4 +48,12 @@ class AuditContext:
             raise ReadFailed(f"cannot read {where}: {exc.summary()}") from None
 
     def keystone_url(self, auth_url: str) -> str:
-        return self.keystone_urls.get(auth_url) or self.keystone_urls.get(auth_url.rstrip("/")) or auth_url
+        return _mapped(self.keystone_urls, auth_url)
+
+    def s3_endpoint(self, endpoint: str) -> str:
+        return _mapped(self.s3_endpoints, endpoint)
+
+
+def _mapped(urls: Mapping[str, str], url: str) -> str:
+    """The URL the audit should use for a delivered one (an override, else the delivered URL itself)."""
+    return urls.get(url) or urls.get(url.rstrip("/")) or url

@@ -24,6 +24,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.audit.context import M
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.equality import differing_keys, same
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.keystone import check_token
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.openbao import BackupUnreadable
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.orderstate import claims_delivery, not_delivered_note
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.outcome import (
     ERROR,
     FAILED,
@@ -36,9 +37,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import ko
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import ChildNames, child_names
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import refs_of
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
-    condition_is_true,
     dig,
-    find_condition,
     is_deleting,
     name_of,
     namespace_of,
@@ -48,16 +47,6 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
 
 KIND = "KeystoneUser"
 DELIVERED_KEYS = ("clouds.yaml", "password")
-
-
-def _claims_delivery(order: Mapping[str, Any]) -> bool:
-    return condition_is_true(order, "Ready") or bool(text(dig(order, "status", "secretName")))
-
-
-def _not_delivered_note(order: Mapping[str, Any]) -> str:
-    ready = find_condition(order, "Ready")
-    reason = text((ready or {}).get("reason"), "no Ready condition yet")
-    return f"nothing delivered yet ({reason})"
 
 
 def audit_keystoneuser(ctx: AuditContext, order: Mapping[str, Any], cluster: str) -> OrderAudit:
@@ -74,10 +63,10 @@ def audit_keystoneuser(ctx: AuditContext, order: Mapping[str, Any], cluster: str
         audit.record("delivered", ERROR, str(exc))
         return audit
     if secret is None:
-        if _claims_delivery(order):
+        if claims_delivery(order):
             audit.record("delivered", FAILED, f"the delivered Secret {names.delivered} is missing")
         else:
-            audit.note = _not_delivered_note(order)
+            audit.note = not_delivered_note(order)
         return audit
     delivered = secret_strings(secret)
     audit.redactor.add_all(delivered.get(key) for key in DELIVERED_KEYS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Mapping
 
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.bucketcredential import audit_bucketcredential
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.context import AuditContext
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.keystoneuser import audit_keystoneuser
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.outcome import OrderAudit
@@ -26,4 +27,5 @@ class KindAudit:
 
 KINDS: Dict[str, KindAudit] = {
     "KeystoneUser": KindAudit(R.KEYSTONEUSER, audit_keystoneuser),
+    "BucketCredential": KindAudit(R.BUCKETCREDENTIAL, audit_bucketcredential),
 }

@@ -141,3 +141,54 @@ def test_a_failed_list_is_unreadable_and_a_kind_not_served_is_empty():
     assert report.orders == [] and report.unreadable == [{
         "cluster": "", "kind": "KeystoneUser", "error": "cannot list keystoneusers: HTTP 403 Forbidden: no"}]
     assert run_audit(AuditContext(clusters={"": FakeService({})}), ["KeystoneUser"], Selection.of()).unreadable == []
+
+
+class Objects(FakeService):
+    """``get`` answers from a dict keyed (plural, namespace, name); anything else is a 404."""
+
+    def __init__(self, objects):
+        super().__init__({})
+        self.objects = objects
+
+    def get(self, resource, namespace, name):
+        found = self.objects.get((resource.plural, namespace, name))
+        if found is None:
+            raise KubeError("GET", resource.item(namespace, name), 404, "NotFound", "")
+        return found
+
+
+def ready_order(kind, **status):
+    order = {"apiVersion": "c5c3.io/v1alpha1", "kind": kind, "metadata": {"namespace": "t", "name": "o"},
+             "spec": {"bucket": "b", "objectStoreRef": {"name": "s", "namespace": "openstack"}},
+             "status": dict({"conditions": [{"type": "Ready", "status": "True", "reason": "AllReady"}]}, **status)}
+    return order
+
+
+def test_a_missing_delivered_secret_is_a_finding_only_when_the_order_claims_delivery():
+    from ansible_collections.c5c3.orders.plugins.module_utils.audit.bucketcredential import audit_bucketcredential
+    from ansible_collections.c5c3.orders.plugins.module_utils.audit.keystoneuser import audit_keystoneuser
+
+    ctx = AuditContext(clusters={"": Objects({})})
+    for audit_one, kind, secret in ((audit_keystoneuser, "KeystoneUser", "o-credentials"),
+                                    (audit_bucketcredential, "BucketCredential", "o-s3")):
+        claimed = audit_one(ctx, ready_order(kind), "")
+        assert claimed.result()["findings"] == [{"check": "delivered", "state": FAILED,
+                                                 "message": f"the delivered Secret {secret} is missing"}]
+        fresh = order("t", "o")
+        fresh["kind"] = kind
+        assert audit_one(ctx, fresh, "").note == "nothing delivered yet (no Ready condition yet)"
+
+
+def test_an_incomplete_bucket_secret_stops_before_any_request():
+    from ansible_collections.c5c3.orders.plugins.module_utils.audit.bucketcredential import audit_bucketcredential
+    from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import encode_strings
+
+    secret = {"data": encode_strings({"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK-secret",
+                                      "endpoint": "http://rgw", "bucket": "b", "region": "r"})}
+    ctx = AuditContext(clusters={"": Objects({("secrets", "t", "o-s3"): secret})})
+    status = {"credentialScope": "Bucket", "slots": [{"slot": 2, "accessKeyID": "AK", "generation": 1,
+                                                      "created": "x"}, {"slot": "bad"}]}
+    result = audit_bucketcredential(ctx, ready_order("BucketCredential", **status), "").result()
+    assert result["checks"] == {"delivered": FAILED}
+    assert result["findings"][0]["message"] == ("the delivered Secret o-s3 lacks slot2-access-key-id, "
+                                                "slot2-secret-access-key")
