@@ -200,3 +200,54 @@ def test_install_and_access_playbooks_run_in_check_mode(installed, stack_env):
     assert sync.ok(), sync.tail()
     proc = _run(["kubectl", "get", "namespace", run_id, "--ignore-not-found", "-o", "name"], installed["env"], None)
     assert proc.stdout.strip() == "", "check mode created the install namespace"
+
+
+# -- galaxy.yml, meta/ and the execution environment agree -------------------------------------------------------
+
+def _pins(path):
+    """{package: version} of the ``name==version`` lines of a requirements file (names normalised)."""
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            req = Requirement(line)
+            (spec,) = req.specifier
+            pins[req.name.lower().replace("_", "-")] = spec.version
+    return pins
+
+
+def test_galaxy_meta_and_the_execution_environment_agree():
+    from packaging.specifiers import SpecifierSet
+
+    galaxy = yaml.safe_load((REPO / "galaxy.yml").read_text())
+    runtime = yaml.safe_load((REPO / "meta" / "runtime.yml").read_text())
+    meta_ee = yaml.safe_load((REPO / "meta" / "execution-environment.yml").read_text())
+    ee = yaml.safe_load((REPO / "execution-environment.yml").read_text())
+    deps = ee["dependencies"]
+
+    # the one collection dependency: the same range in galaxy.yml and the EE, met by what the tests run
+    ee_collections = {c["name"]: c.get("version", "*") for c in deps["galaxy"]["collections"]}
+    assert SpecifierSet(galaxy["dependencies"]["kubernetes.core"]) == SpecifierSet(ee_collections["kubernetes.core"])
+    tested = json.loads((DEPS / "ansible_collections/kubernetes/core/MANIFEST.json").read_text())
+    assert tested["collection_info"]["version"] in SpecifierSet(galaxy["dependencies"]["kubernetes.core"])
+
+    # Python: the modules' requirements file is the one both EE definitions install
+    assert meta_ee["dependencies"]["python"] == deps["python"] == "requirements/runtime.txt"
+    runtime_pins = _pins(REPO / "requirements" / "runtime.txt")
+    assert {"kubernetes", "pyyaml", "boto3", "botocore"} <= set(runtime_pins)
+
+    # ansible-core and ansible-runner: the EE's, the test venv's and the controller's are one version each, which
+    # meta/runtime.yml admits
+    ee_pins = {name: spec.split("==", 1)[1] for name, spec in (
+        ("ansible-core", deps["ansible_core"]["package_pip"]), ("ansible-runner", deps["ansible_runner"]["package_pip"]))}
+    test_pins = _pins(REPO / "requirements" / "test.txt")
+    assert all(test_pins[name] == version for name, version in ee_pins.items()), (ee_pins, test_pins)
+    assert ee_pins["ansible-core"] in SpecifierSet(runtime["requires_ansible"])
+
+    # whatever the controller (shipped in the collection, run from the EE) needs, the EE installs at that version
+    installed = dict(runtime_pins, **ee_pins)
+    controller = _pins(REPO / "controller" / "requirements.txt")
+    missing = {name: version for name, version in controller.items() if installed.get(name) != version}
+    assert not missing, f"controller/requirements.txt needs what the EE does not install at that version: {missing}"

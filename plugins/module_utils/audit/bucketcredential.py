@@ -21,18 +21,16 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.context import MANAGEMENT, AuditContext, ReadFailed
-from ansible_collections.c5c3.orders.plugins.module_utils.audit.equality import differing_keys, same
-from ansible_collections.c5c3.orders.plugins.module_utils.audit.openbao import BackupUnreadable
-from ansible_collections.c5c3.orders.plugins.module_utils.audit.orderstate import claims_delivery, not_delivered_note
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.equality import same
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.outcome import ERROR, FAILED, OK, SKIPPED, OrderAudit
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.s3 import check_bucket_key
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.shared import check_backup, read_delivered
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.credential import MANAGED_KEYS, SLOT_KEYS
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.naming import CredentialNames, credential_names
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.slots import ACCESS_KEY_ID, SECRET_ACCESS_KEY
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     dig,
-    is_deleting,
     mappings,
     name_of,
     namespace_of,
@@ -58,29 +56,16 @@ def _slots(order: Mapping[str, Any]) -> List[Tuple[int, str, int]]:
 def audit_bucketcredential(ctx: AuditContext, order: Mapping[str, Any], cluster: str) -> OrderAudit:
     namespace, name = namespace_of(order), name_of(order)
     audit = OrderAudit(KIND, namespace, name, cluster)
-    if is_deleting(order):
-        audit.note = "being deleted"
-        return audit
     cp_namespace = text(dig(order, "spec", "objectStoreRef", "namespace"), namespace)
     names = credential_names(cluster, namespace, name, cp_namespace)
-    try:
-        secret = ctx.get(cluster, R.SECRET, namespace, names.delivered)
-    except ReadFailed as exc:
-        audit.record("delivered", ERROR, str(exc))
+    delivered = read_delivered(audit, ctx, order, cluster, names.delivered, SECRET_KEYS)
+    if delivered is None:
         return audit
-    if secret is None:
-        if claims_delivery(order):
-            audit.record("delivered", FAILED, f"the delivered Secret {names.delivered} is missing")
-        else:
-            audit.note = not_delivered_note(order)
-        return audit
-    delivered = secret_strings(secret)
-    audit.redactor.add_all(delivered.get(key) for key in SECRET_KEYS)
     slots = _slots(order) if text(dig(order, "status", "credentialScope")) != "Account" else []
     if not _check_delivered(audit, order, names, delivered, slots):
         return audit
     _check_authenticates(audit, ctx, delivered, slots)
-    _check_backup(audit, ctx, names, delivered)
+    check_backup(audit, ctx, names.remote_key, delivered, MANAGED_KEYS, SECRET_KEYS)
     _check_generation(audit, ctx, order, names, delivered, slots)
     return audit
 
@@ -125,28 +110,6 @@ def _check_authenticates(audit: OrderAudit, ctx: AuditContext, delivered: Dict[s
             messages.append(f"{label}: {outcome.message}")
             worst = FAILED if FAILED in (worst, outcome.state) else outcome.state
     audit.record("authenticates", worst, "; ".join(messages))
-
-
-def _check_backup(audit: OrderAudit, ctx: AuditContext, names: CredentialNames, delivered: Dict[str, str]) -> None:
-    if ctx.openbao is None:
-        audit.record("backup", SKIPPED, "no OpenBao address and token given")
-        return
-    try:
-        backup = ctx.openbao.read(names.remote_key)
-    except BackupUnreadable as exc:
-        audit.record("backup", ERROR, str(exc))
-        return
-    if backup is None:
-        audit.record("backup", FAILED, f"no backup at {ctx.openbao.mount}/{names.remote_key}")
-        return
-    audit.redactor.add_all(backup.get(key) for key in SECRET_KEYS)
-    keys = [key for key in MANAGED_KEYS if key in delivered or key in backup]
-    differ = differing_keys(delivered, backup, keys)
-    if differ:
-        audit.record("backup", FAILED, f"the backup at {ctx.openbao.mount}/{names.remote_key} differs from the "
-                                       f"delivered Secret in {', '.join(differ)}")
-        return
-    audit.record("backup", OK)
 
 
 def _check_generation(audit: OrderAudit, ctx: AuditContext, order: Mapping[str, Any], names: CredentialNames,

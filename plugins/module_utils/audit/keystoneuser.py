@@ -21,24 +21,21 @@ from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.cloudsyaml import CloudsYamlError, read_auth
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.context import MANAGEMENT, AuditContext, ReadFailed
-from ansible_collections.c5c3.orders.plugins.module_utils.audit.equality import differing_keys, same
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.equality import same
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.keystone import check_token
-from ansible_collections.c5c3.orders.plugins.module_utils.audit.openbao import BackupUnreadable
-from ansible_collections.c5c3.orders.plugins.module_utils.audit.orderstate import claims_delivery, not_delivered_note
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.outcome import (
     ERROR,
     FAILED,
     OK,
-    SKIPPED,
     OrderAudit,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.shared import check_backup, read_delivered
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import korc
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import ChildNames, child_names
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import refs_of
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     dig,
-    is_deleting,
     name_of,
     namespace_of,
     secret_strings,
@@ -52,29 +49,16 @@ DELIVERED_KEYS = ("clouds.yaml", "password")
 def audit_keystoneuser(ctx: AuditContext, order: Mapping[str, Any], cluster: str) -> OrderAudit:
     namespace, name = namespace_of(order), name_of(order)
     audit = OrderAudit(KIND, namespace, name, cluster)
-    if is_deleting(order):
-        audit.note = "being deleted"
-        return audit
     refs = refs_of(order, cluster)
     names = child_names(refs.cluster, namespace, name, refs.cp_namespace)
-    try:
-        secret = ctx.get(cluster, R.SECRET, namespace, names.delivered)
-    except ReadFailed as exc:
-        audit.record("delivered", ERROR, str(exc))
+    delivered = read_delivered(audit, ctx, order, cluster, names.delivered, DELIVERED_KEYS)
+    if delivered is None:
         return audit
-    if secret is None:
-        if claims_delivery(order):
-            audit.record("delivered", FAILED, f"the delivered Secret {names.delivered} is missing")
-        else:
-            audit.note = not_delivered_note(order)
-        return audit
-    delivered = secret_strings(secret)
-    audit.redactor.add_all(delivered.get(key) for key in DELIVERED_KEYS)
     auth = _check_delivered(audit, names, delivered)
     if auth is None:
         return audit
     _check_authenticates(audit, ctx, order, auth)
-    _check_backup(audit, ctx, names, delivered)
+    check_backup(audit, ctx, names.remote_key, delivered, DELIVERED_KEYS, DELIVERED_KEYS)
     _check_generation(audit, ctx, order, names, delivered["password"])
     return audit
 
@@ -107,27 +91,6 @@ def _check_authenticates(audit: OrderAudit, ctx: AuditContext, order: Mapping[st
                                               f"order reports status.userID {reported}")
         return
     audit.record("authenticates", outcome.state, "" if outcome.state == OK else outcome.message)
-
-
-def _check_backup(audit: OrderAudit, ctx: AuditContext, names: ChildNames, delivered: Dict[str, str]) -> None:
-    if ctx.openbao is None:
-        audit.record("backup", SKIPPED, "no OpenBao address and token given")
-        return
-    try:
-        backup = ctx.openbao.read(names.remote_key)
-    except BackupUnreadable as exc:
-        audit.record("backup", ERROR, str(exc))
-        return
-    if backup is None:
-        audit.record("backup", FAILED, f"no backup at {ctx.openbao.mount}/{names.remote_key}")
-        return
-    audit.redactor.add_all(backup.get(key) for key in DELIVERED_KEYS)
-    differ = differing_keys(delivered, backup, DELIVERED_KEYS)
-    if differ:
-        audit.record("backup", FAILED, f"the backup at {ctx.openbao.mount}/{names.remote_key} differs from the "
-                                       f"delivered Secret in {', '.join(differ)}")
-        return
-    audit.record("backup", OK)
 
 
 def _check_generation(audit: OrderAudit, ctx: AuditContext, order: Mapping[str, Any], names: ChildNames,
