@@ -5,12 +5,15 @@
 
 The ``kubernetes`` library supplies what it does well (kubeconfig and in-cluster loading, TLS, token
 refresh, a pooled connection); requests are sent raw and decoded with ``json`` because the library's
-model decoding is slow on large lists. Every request is counted, so a pass can report its API cost.
+model decoding is slow on large lists. Every request is counted, so a pass can report its API cost. Requests go
+through a ``Throttle`` (at most ``max_in_flight`` at once, a 429 waited out as the server asks), and the connection
+pool holds as many connections as requests may be in flight, so concurrent writes reuse their connections.
 """
 from __future__ import annotations
 
 import json
 import os
+import threading
 
 try:
     from kubernetes import client as k8s_client
@@ -24,6 +27,7 @@ except ImportError as exc:  # reported by the module with missing_required_lib
     ApiException = Exception
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError, ConnectionConfigError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.throttle import DEFAULT_LIMIT, Throttle
 
 JSON = "application/json"
 CONTENT_TYPES = {
@@ -79,13 +83,17 @@ def _in_cluster():
 
 
 class KubeClient:
-    """Raw JSON requests against one cluster, counted."""
+    """Raw JSON requests against one cluster, counted and throttled; safe to share between threads."""
 
-    def __init__(self, auth, name=""):
+    def __init__(self, auth, name="", max_in_flight=DEFAULT_LIMIT):
         self.name = name
         self.requests = 0
         self.writes = 0
-        self._api = k8s_client.ApiClient(build_configuration(auth))
+        self.throttle = Throttle(max_in_flight)
+        self._count_lock = threading.Lock()
+        cfg = build_configuration(auth)
+        cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, self.throttle.limit)
+        self._api = k8s_client.ApiClient(cfg)
         if auth.get("username") and auth.get("password"):
             self._api.set_default_header("Authorization", self._api.configuration.get_basic_auth_token())
         if auth.get("impersonate_user"):
@@ -93,11 +101,25 @@ class KubeClient:
         for group in auth.get("impersonate_groups") or []:
             self._api.set_default_header("Impersonate-Group", group)
 
+    @property
+    def throttled(self):
+        """How many requests the API server refused with 429 (each was sent again after the pause it asked)."""
+        return self.throttle.throttled
+
     def request(self, method, path, query=None, body=None, patch=None, accept=JSON, timeout=60):
         """Send one request; returns the decoded JSON body, raises KubeError on any failure."""
-        self.requests += 1
-        if method != "GET":
-            self.writes += 1
+        data = self.request_raw(method, path, query, body, patch, accept, timeout)
+        return json.loads(data) if data else {}
+
+    def request_raw(self, method, path, query=None, body=None, patch=None, accept=JSON, timeout=60):
+        """Send one request (a 429 is waited out and sent again); returns the body as bytes."""
+        return self.throttle.call(lambda: self._send(method, path, query, body, patch, accept, timeout))
+
+    def _send(self, method, path, query, body, patch, accept, timeout):
+        with self._count_lock:
+            self.requests += 1
+            if method != "GET":
+                self.writes += 1
         headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = CONTENT_TYPES[patch] if patch else JSON
@@ -108,11 +130,11 @@ class KubeClient:
                 _return_http_data_only=True, _request_timeout=timeout)
         except Exception as exc:  # pylint: disable=broad-except
             if isinstance(exc, ApiException) and getattr(exc, "status", None):
-                raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body) from exc
+                raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body,
+                                              getattr(exc, "headers", None)) from exc
             # urllib3 transport errors: connection refused, TLS, timeouts
             raise KubeError(method, path, None, "Transport", str(exc)) from exc
-        data = resp.data
-        return json.loads(data) if data else {}
+        return resp.data
 
     def close(self):
         try:

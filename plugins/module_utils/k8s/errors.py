@@ -10,6 +10,20 @@ from typing import Any, Optional
 MAX_MESSAGE = 2048
 
 
+def parse_retry_after(headers: Any) -> Optional[float]:
+    """The ``Retry-After`` header in seconds (the API server sends an integer); None when absent or unreadable."""
+    if not headers:
+        return None
+    try:
+        raw = headers.get("Retry-After")
+    except AttributeError:
+        return None
+    try:
+        return max(0.0, float(raw)) if raw is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
 class ConnectionConfigError(Exception):
     """The connection options do not describe a reachable cluster configuration."""
 
@@ -21,16 +35,19 @@ class KubeError(Exception):
     request body: the executor scrubs it (``redact``) before it reaches a condition or a result.
     """
 
-    def __init__(self, method: str, path: str, status: Optional[int], reason: str, message: str) -> None:
+    def __init__(self, method: str, path: str, status: Optional[int], reason: str, message: str,
+                 retry_after: Optional[float] = None) -> None:
         self.method = method
         self.path = path
         self.status = status
         self.reason = reason or ""
         self.message = (message or "")[:MAX_MESSAGE]
+        self.retry_after = retry_after  # seconds the server asked us to wait (Retry-After of a 429), if it said
         super().__init__(f"{method} {path}: {status} {self.reason}: {self.message}")
 
     @classmethod
-    def from_response(cls, method: str, path: str, status: int, reason: str, body: Any) -> "KubeError":
+    def from_response(cls, method: str, path: str, status: int, reason: str, body: Any,
+                      headers: Any = None) -> "KubeError":
         """Prefer the Status object's reason and message over the bare HTTP reason phrase."""
         message = body.decode("utf-8", "replace") if isinstance(body, bytes) else (body or "")
         try:
@@ -39,7 +56,7 @@ class KubeError(Exception):
             message = status_obj.get("message") or message
         except (ValueError, AttributeError):
             pass
-        return cls(method, path, status, reason, message)
+        return cls(method, path, status, reason, message, retry_after=parse_retry_after(headers))
 
     def summary(self) -> str:
         """One line for a condition: the status and the server's message (no request body of ours)."""

@@ -14,11 +14,17 @@ What the pass *writes* is also kept apart (``written``): a module registers thos
 ``no_log_values``. Registering every value it reads as well would make Ansible's output filter scan each result
 string for each of them: 22 s for a 5,000-order result against 15,000 values, measured; the results are built
 from names and reasons only, and every error text is scrubbed here, so the read values never reach them.
+
+A Secret the pass only *reads* is noted by reference and decoded the first time a text is scrubbed: a converged
+pass over thousands of orders reads tens of thousands of secret values and scrubs no text at all, so decoding them
+up front was most of its redaction work. What a scrub masks is the same either way. The pass's workers share one
+redactor, so its sets change under a lock.
 """
 from __future__ import annotations
 
 import base64
-from typing import Any, Iterable, Mapping, Set
+import threading
+from typing import Any, Iterable, List, Mapping, Set
 
 MASK = "[redacted]"
 MIN_SECRET = 4  # shorter values would mask ordinary words; no secret the pass handles is this short
@@ -36,19 +42,37 @@ def holds_secret(data_key: str) -> bool:
 class Redactor:
     def __init__(self) -> None:
         self._values: Set[str] = set()
+        self._unread: List[Any] = []  # (data, stringData) of the Secrets read, decoded when a text is scrubbed
         self.written: Set[str] = set()  # the decoded values of the Secrets the pass wrote
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
+        self._settle()
         return len(self._values)
 
     def add(self, value: Any) -> None:
         if isinstance(value, str) and len(value) >= MIN_SECRET:
-            self._values.add(value)
-            self._values.add(base64.b64encode(value.encode("utf-8")).decode("ascii"))
+            with self._lock:
+                self._values.add(value)
+                self._values.add(base64.b64encode(value.encode("utf-8")).decode("ascii"))
 
     def add_secret(self, secret: Mapping[str, Any], written: bool = False) -> None:
-        """Every secret value of a Secret's ``data`` (base64, as stored) and ``stringData``, and its decoded text."""
-        data = secret.get("data") if isinstance(secret, Mapping) else None
+        """Every secret value of a Secret's ``data`` (base64, as stored) and ``stringData``, and its decoded text.
+        A Secret read (not ``written``) is only noted here; its values are taken when a text is first scrubbed."""
+        if not isinstance(secret, Mapping):
+            return
+        if written:
+            with self._lock:
+                self._absorb(secret.get("data"), secret.get("stringData"), True)
+        else:
+            self._unread.append((secret.get("data"), secret.get("stringData")))
+
+    def _settle(self) -> None:
+        with self._lock:
+            while self._unread:
+                self._absorb(*self._unread.pop(), False)
+
+    def _absorb(self, data: Any, string_data: Any, written: bool) -> None:
         if isinstance(data, Mapping):
             for data_key, encoded in data.items():
                 if not isinstance(data_key, str) or not holds_secret(data_key):
@@ -62,7 +86,6 @@ class Redactor:
                     self.add(value)
                     if written and len(value) >= MIN_SECRET:
                         self.written.add(value)
-        string_data = secret.get("stringData") if isinstance(secret, Mapping) else None
         if isinstance(string_data, Mapping):
             for data_key, value in string_data.items():
                 if isinstance(data_key, str) and holds_secret(data_key):
@@ -76,6 +99,9 @@ class Redactor:
         """``text`` with every known secret masked (longest first, so a document hides before its parts)."""
         if not text:
             return text
-        for value in sorted((v for v in self._values if v in text), key=len, reverse=True):
+        self._settle()
+        with self._lock:
+            found = [v for v in self._values if v in text]
+        for value in sorted(found, key=len, reverse=True):
             text = text.replace(value, MASK)
         return text

@@ -14,10 +14,18 @@ writes only what differs. Per order, in this order:
 3. write the status when it differs.
 A failure on one order is reported on that order and the pass goes on; what could not be read at all (a
 cluster that cannot be listed) is reported as such, with the orders it can still name (``unreadable``).
+
+Every order is decided in turn on the calling thread (the core is pure and fast; a converged pass ends there).
+The orders that have something to write are carried out by a small pool of workers (``workers``; a source says
+whether its orders may run side by side with ``concurrent_orders``): the actions of one order stay in order on one
+worker, so what the core orders first (a finalizer before any child, the backup before the delivery) still happens
+first, while different orders' writes overlap. Each client bounds its own requests in flight and backs off on 429
+(``k8s.throttle``). Results are reported in the order the source listed the orders, whatever finished first.
 """
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
@@ -89,11 +97,19 @@ def _write_status(service: Any, resource: Resource, order: Mapping[str, Any], de
     return True, None
 
 
-def reconcile_order(source: OrderSource, services: Mapping[str, Any], cluster: str, order: Mapping[str, Any],
-                    now: datetime, redactor: Redactor) -> Tuple[Decision, Execution, bool, Optional[str]]:
-    other = getattr(source, "execute_other", None)  # a kind's own action types (the gateway calls)
+PASS_WORKERS = 8  # orders whose writes run side by side (each client also bounds its requests in flight)
+Outcome = Tuple[Decision, Execution, bool, Optional[str]]
+
+
+def decide_order(source: OrderSource, cluster: str, order: Mapping[str, Any], now: datetime) -> Tuple[Any, Decision]:
     snapshot = source.snapshot(cluster, order, now)
-    decision = source.reconcile(snapshot)
+    return snapshot, source.reconcile(snapshot)
+
+
+def carry_out(source: OrderSource, services: Mapping[str, Any], cluster: str, order: Mapping[str, Any],
+              snapshot: Any, decision: Decision, redactor: Redactor) -> Outcome:
+    """Execute a decision's actions in order, decide again on a 409 read back, write the status."""
+    other = getattr(source, "execute_other", None)  # a kind's own action types (the gateway calls)
     run = execute(decision.actions, services, source.live_objects(snapshot), redactor, other)
     if run.error is not None and run.error.live is not None and not run.done:
         snapshot = source.with_live(snapshot, run.error.live)
@@ -105,20 +121,65 @@ def reconcile_order(source: OrderSource, services: Mapping[str, Any], cluster: s
     return decision, run, written, status_error
 
 
+def reconcile_order(source: OrderSource, services: Mapping[str, Any], cluster: str, order: Mapping[str, Any],
+                    now: datetime, redactor: Redactor) -> Outcome:
+    snapshot, decision = decide_order(source, cluster, order, now)
+    return carry_out(source, services, cluster, order, snapshot, decision, redactor)
+
+
+def _guarded(work: Callable[[], Outcome]) -> Any:
+    """The outcome, or the exception a bug in the core raised (reported on that order only)."""
+    try:
+        return work()
+    except Exception as exc:  # pylint: disable=broad-except
+        return exc
+
+
+def _outcomes(source: OrderSource, services: Mapping[str, Any], orders: List[Tuple[str, Mapping[str, Any]]],
+              now: datetime, redactor: Redactor, workers: int) -> List[Any]:
+    """Each order's outcome (or exception), in the order given: decided here, written by ``workers`` threads."""
+    outcomes: List[Any] = [None] * len(orders)
+    pending = []
+    for index, (cluster, order) in enumerate(orders):
+        decided = _guarded(lambda: decide_order(source, cluster, order, now))  # pylint: disable=cell-var-from-loop
+        if isinstance(decided, Exception):
+            outcomes[index] = decided
+            continue
+        snapshot, decision = decided
+        if not decision.actions and decision.status is None:  # nothing to write: no worker needed
+            outcomes[index] = (decision, Execution(), False, None)
+        elif workers <= 1:
+            outcomes[index] = _guarded(lambda: carry_out(  # pylint: disable=cell-var-from-loop
+                source, services, cluster, order, snapshot, decision, redactor))
+        else:
+            pending.append((index, cluster, order, snapshot, decision))
+    if pending:
+        with ThreadPoolExecutor(max_workers=min(workers, len(pending)), thread_name_prefix="c5c3-pass") as pool:
+            futures = [(index, pool.submit(_guarded, lambda c=cluster, o=order, s=snapshot, d=decision: carry_out(
+                source, services, c, o, s, d, redactor))) for index, cluster, order, snapshot, decision in pending]
+            for index, future in futures:
+                outcomes[index] = future.result()
+    return outcomes
+
+
 def run_pass(source: OrderSource, services: Mapping[str, Any], redactor: Redactor, now: Optional[datetime] = None,
-             want_diff: bool = False, clock: Callable[[], float] = time.monotonic) -> PassResult:
-    """``services`` maps a cluster name ("" = management) to its KubeService."""
+             want_diff: bool = False, clock: Callable[[], float] = time.monotonic,
+             workers: Optional[int] = None) -> PassResult:
+    """``services`` maps a cluster name ("" = management) to its KubeService. ``workers``: orders written side by
+    side (default ``PASS_WORKERS`` for a source whose ``concurrent_orders`` is true, else one at a time)."""
     started = clock()
     result = PassResult()
     now = now or datetime.now(timezone.utc)
+    if workers is None:
+        workers = PASS_WORKERS if getattr(source, "concurrent_orders", False) else 1
     source.read()
-    for cluster, order in source.orders():
-        try:
-            decision, run, written, status_error = reconcile_order(source, services, cluster, order, now, redactor)
-        except Exception as exc:  # pylint: disable=broad-except
+    orders = list(source.orders())
+    for (cluster, order), outcome in zip(orders, _outcomes(source, services, orders, now, redactor, workers)):
+        if isinstance(outcome, Exception):
             # a bug in the core must not stop the pass for the other orders; its text may hold data: type only
-            result.record(_internal_error(source, cluster, order, exc))
+            result.record(_internal_error(source, cluster, order, outcome))
             continue
+        decision, run, written, status_error = outcome
         errors = [e for e in (decision.summary.get("error"), status_error) if e]
         entry = order_result(decision, run.done, written, "; ".join(errors) or None)
         result.record(entry)

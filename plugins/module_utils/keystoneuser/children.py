@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import ChildNames, is_ours
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import group_of, kind_of, name_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import group_of, is_mapping, kind_of, name_of
 
 KORC_GROUP = "openstack.k-orc.cloud"
 ESO_GROUP = "external-secrets.io"
@@ -41,7 +41,7 @@ def sort_children(listed: Sequence[Mapping[str, Any]], names: ChildNames, labels
     found: Dict[str, Any] = {}
     passwords: Dict[int, Mapping[str, Any]] = {}
     for obj in listed:
-        if not isinstance(obj, Mapping) or not is_ours(obj, names, labels):
+        if not is_mapping(obj) or not is_ours(obj, names, labels):
             continue
         name, kind, group = name_of(obj), kind_of(obj), group_of(obj)
         if kind == "User" and group == KORC_GROUP and name in (names.user, names.probe):

@@ -30,6 +30,8 @@ def _printable(char: str) -> bool:
 
 def go_quote(value: str) -> str:
     """Go's ``strconv.Quote`` (what ``%q`` prints for a string)."""
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'  # printable ASCII needs no escape (the common case, checked in C)
     out = ['"']
     for char in value:
         if char in _ESCAPES:

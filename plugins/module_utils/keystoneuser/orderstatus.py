@@ -17,7 +17,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import FIELD as RECORD_FIELD
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import AdmissionRecord, parse_record
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, mappings
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, is_mapping, mappings
 
 SECRET_KEYS = ("clouds.yaml", "password")
 
@@ -39,7 +39,7 @@ class OrderStatus:
 
 def parse_status(order: Any) -> OrderStatus:
     raw = dig(order, "status")
-    if not isinstance(raw, Mapping):
+    if not is_mapping(raw):
         raw = {}
     generation = raw.get("passwordGeneration")
     keys = raw.get("secretKeys")

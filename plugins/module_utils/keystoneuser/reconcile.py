@@ -100,7 +100,9 @@ def reconcile(snapshot: Snapshot) -> Decision:
     except OrderSpecError as err:
         return _refused(snapshot, status, identity, Refusal(INVALID_SPEC, f"the order cannot be read: {err}",
                                                             requeue.REFUSAL))
-    cp = read_control_plane(snapshot.control_plane) if snapshot.control_plane is not None else None
+    cp = snapshot.control_plane_view
+    if cp is None and snapshot.control_plane is not None:
+        cp = read_control_plane(snapshot.control_plane)
     record = status.admitted
     changed = record.differs(spec.control_plane_namespace, spec.control_plane_name, spec.user_name) \
         if record is not None else None

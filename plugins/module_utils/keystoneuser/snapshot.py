@@ -33,6 +33,8 @@ Fields:
   a missing part and nothing else.
 - ``keystone_internal_url``: the operator's override of the in-cluster Keystone URL for this ControlPlane ("" =
   the spec's table), from the module's configuration only.
+- ``control_plane_view``: the edge may hand over ``orders.controlplane.read_control_plane(control_plane)``, read
+  once per ControlPlane for the whole pass; None = the core reads ``control_plane`` itself (the same view).
 - ``new_password``: called at most once per new password Secret; the edge passes
   ``lambda: secrets.token_urlsafe(32)`` (43 characters), tests a deterministic fake.
 """
@@ -65,3 +67,4 @@ class Snapshot:
     owners: Sequence[Tuple[str, str, str]] = ()
     read_failures: Mapping[str, str] = field(default_factory=dict)
     keystone_internal_url: str = ""
+    control_plane_view: Any = None  # read_control_plane(control_plane), when the edge read it once for all orders

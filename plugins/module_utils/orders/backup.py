@@ -37,6 +37,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     generation_of,
     is_deleting,
     labels_of,
+    same_encoded,
     secret_strings,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels, secret_manifest
@@ -126,9 +127,11 @@ def _stale_keys(live: Mapping[str, Any], desired: Mapping[str, Any]) -> List[str
 
 def _current(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     if desired["kind"] == "Secret":
-        have, want = secret_strings(live), secret_strings(desired)
-        return all(have.get(key) == value for key, value in want.items()) and \
-            carries_labels(live, desired["metadata"]["labels"]) and not _stale_keys(live, desired)
+        if not same_encoded(live, desired, desired.get("data") or ()):  # the same texts decode alike: only differences decode
+            have, want = secret_strings(live), secret_strings(desired)
+            if not all(have.get(key) == value for key, value in want.items()):
+                return False
+        return carries_labels(live, desired["metadata"]["labels"]) and not _stale_keys(live, desired)
     return covers(live, {"metadata": desired["metadata"], "spec": desired["spec"]})
 
 

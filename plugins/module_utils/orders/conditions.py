@@ -21,6 +21,8 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
 
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import is_mapping
+
 READY = "Ready"
 ALL_READY = "AllReady"
 NOT_ALL_READY = "NotAllReady"
@@ -79,7 +81,7 @@ class ConditionSet:
     def build(self, previous: Sequence[Mapping[str, Any]], verdicts: Mapping[str, Verdict], now: datetime,
               generation: int) -> List[Dict[str, Any]]:
         """The conditions to write, keeping each previous lastTransitionTime whose status did not change."""
-        before = {c.get("type"): c for c in previous if isinstance(c, Mapping)}
+        before = {c.get("type"): c for c in previous if is_mapping(c)}
         ordered = [(t, verdicts[t]) for t in self.subtypes]
         if self.with_ready:
             ordered.append((READY, self.aggregate(verdicts)))
@@ -105,7 +107,7 @@ class ConditionSet:
 def verdict_of(previous: Sequence[Mapping[str, Any]], condition_type: str, default: Verdict) -> Verdict:
     """The verdict a previous condition recorded (to carry it through a pass that does not decide it)."""
     for condition in previous:
-        if isinstance(condition, Mapping) and condition.get("type") == condition_type:
+        if is_mapping(condition) and condition.get("type") == condition_type:
             status, reason = condition.get("status"), condition.get("reason")
             if status in ("True", "False") and isinstance(reason, str) and reason:
                 message = condition.get("message")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_DELIVERED, Apply, Create, MergePatch
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import secret_strings
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import same_encoded, secret_strings
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels, is_owned
 
 
@@ -42,6 +42,9 @@ def dropped_keys(live: Mapping[str, Any], delivered: DeliveredSecret) -> Sequenc
 
 
 def needs_repair(live: Mapping[str, Any], delivered: DeliveredSecret) -> bool:
+    if same_encoded(live, delivered.desired, delivered.managed_keys):  # no key differs, none to drop: no decoding
+        return not carries_labels(live, delivered.desired["metadata"]["labels"]) or \
+            not is_owned(live, delivered.order_uid)
     have, want = secret_strings(live), secret_strings(delivered.desired)
     if any(have.get(key) != want.get(key) for key in delivered.managed_keys):
         return True

@@ -8,6 +8,7 @@ the field as a string in Go's syntax; the reconciler reads it without trusting a
 """
 from __future__ import annotations
 
+import functools
 import re
 from datetime import timedelta
 from fractions import Fraction
@@ -35,6 +36,12 @@ def parse_go_duration(value: str) -> timedelta:
     """The duration ``value`` names, in microsecond resolution; raises DurationError otherwise."""
     if not isinstance(value, str):
         raise DurationError("a duration must be a string such as \"720h\"")
+    return _parse_text(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_text(value: str) -> timedelta:
+    """Orders share a handful of intervals: each text is parsed (with exact fractions) once per process."""
     rest = value
     negative = False
     if rest[:1] in ("+", "-"):

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import is_mapping
+
 MAX_NAME_BYTES = 63
 MAX_REF_NAME = 253
 
@@ -25,7 +27,7 @@ class OrderSpecError(ValueError):
 def expect_mapping(value: Any, where: str, required: bool) -> Mapping[str, Any]:
     if value is None and not required:
         return {}
-    if not isinstance(value, Mapping):
+    if not is_mapping(value):
         raise OrderSpecError(f"{where}: expected an object, got {type(value).__name__}")
     return value
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional
 
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import encode_strings, labels_of, owner_uids
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, encode_strings, is_mapping, owner_uids
 
 ORDER_API_VERSION = "c5c3.io/v1alpha1"
 
@@ -44,5 +44,12 @@ def is_owned(obj: Optional[Mapping[str, Any]], order_uid: str) -> bool:
 
 
 def carries_labels(obj: Any, labels: Mapping[str, str]) -> bool:
-    present = labels_of(obj)
-    return all(key in present and present[key] == value for key, value in labels.items())
+    """Every label of ``labels`` is on ``obj`` with that (string) value."""
+    present = dig(obj, "metadata", "labels")
+    if not is_mapping(present):
+        return not labels
+    for key, value in labels.items():  # read in place: copying the labels for each check was a hot spot
+        have = present.get(key)
+        if not isinstance(have, str) or have != value:
+            return False
+    return True

@@ -77,11 +77,24 @@ class ClusterReads:
         self.orders: List[Mapping[str, Any]] = []
         self.order_failures: Dict[str, str] = {}  # namespace -> why its orders could not be listed
         self.secrets: Dict[str, Listing] = {}     # namespace -> labelled Secrets
+        self._secret_names: Dict[str, Dict[str, Mapping[str, Any]]] = {}  # namespace -> name -> Secret (lazily)
         self.role_assignments: Dict[str, Listing] = {}
         self.app_credentials: Dict[str, Listing] = {}
 
     def serves(self, resource: R.Resource) -> bool:
         return resource.plural in self.served
+
+    def secret_named(self, namespace: str, name: str) -> Optional[Mapping[str, Any]]:
+        """The listed Secret ``name`` in ``namespace`` (the first, as listed), found through an index built once per
+        namespace: looking through the list for each order made a pass quadratic in its orders."""
+        index = self._secret_names.get(namespace)
+        if index is None:
+            listing = self.secrets.get(namespace)
+            index = {}
+            for secret in listing.items if listing is not None else ():
+                index.setdefault(name_of(secret), secret)
+            self._secret_names[namespace] = index
+        return index.get(name)
 
     def discover(self) -> bool:
         try:
@@ -97,6 +110,9 @@ class KeystoneUserSource:
 
     kind = "KeystoneUser"
     resource = R.KEYSTONEUSER
+    # Each order's snapshot is built from the lists alone and its decision touches nothing shared, so the runner
+    # may carry out several orders' actions side by side (each order's own actions stay in order).
+    concurrent_orders = True
 
     def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection,
                  new_password: Callable[[], str], redactor: Redactor,
@@ -108,6 +124,7 @@ class KeystoneUserSource:
         self.redactor = redactor
         self.internal_urls = dict(keystone_internal_urls or {})
         self.control_planes: Dict[Tuple[str, str], Mapping[str, Any]] = {}
+        self._cp_views: Dict[Tuple[str, str], Any] = {}  # each ControlPlane read once for the whole pass
         self.cp_error: Optional[str] = None
         self.children: Dict[Tuple[str, str, str], List[Mapping[str, Any]]] = defaultdict(list)
         self.children_failures: Dict[str, str] = {}       # ControlPlane namespace -> error
@@ -263,14 +280,18 @@ class KeystoneUserSource:
                                                   failures, parts.APP_CREDENTIALS)
         if self.cp_error:
             failures[parts.CHILDREN] = self.cp_error
-        delivered = next((s for s in (secrets.items if secrets is not None else ())
-                          if name_of(s) == f"{name}-credentials"), None)
+        delivered = cluster.secret_named(namespace, f"{name}-credentials")
         key = collision.claim_key(order, cluster_name)
+        cp_key = (refs.cp_namespace, refs.cp_name)
+        control_plane = self.control_planes.get(cp_key)
+        if control_plane is not None and cp_key not in self._cp_views:
+            self._cp_views[cp_key] = read_control_plane(control_plane)
         return Snapshot(
             order=order,
             cluster=cluster_name,
             now=now,
-            control_plane=self.control_planes.get((refs.cp_namespace, refs.cp_name)),
+            control_plane=control_plane,
+            control_plane_view=self._cp_views.get(cp_key),
             secret_stores=self.stores.get(refs.cp_namespace, {}),
             children=[c for c in self.children.get((refs.cluster, namespace, name), ())
                       if namespace_of(c) == refs.cp_namespace],

@@ -4,12 +4,21 @@ It keeps objects by path and answers the few request shapes the edge sends: coll
 and ``limit``/``continue`` paging, item GET, POST (409 when the name is taken), merge/apply/json PATCH, DELETE
 (uid precondition -> 409, missing -> 404). ``fail`` injects a KubeError for requests matching (method, path
 prefix); every request is counted and recorded.
+
+It is safe to call from several threads (the runner's workers): each request holds a lock while it touches the
+objects. ``latency`` makes every request take that long outside the lock, so requests really overlap and
+``peak_in_flight`` shows how many were ever in flight at once; ``refuse_writes(every, total)`` answers every
+``every``-th write with 429 (``Retry-After`` 0), ``total`` times, before it is carried out, as the API server's
+priority and fairness does; ``refused`` counts them. With ``throttle`` (a ``k8s.throttle.Throttle``) every request
+goes through it, as ``KubeClient.request`` does.
 """
 from __future__ import annotations
 
 import copy
 import itertools
 import re
+import threading
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
@@ -37,12 +46,23 @@ def _matches(labels: Dict[str, str], selector: Optional[str]) -> bool:
 
 
 class FakeApi:
-    def __init__(self, name: str = "", page_size: Optional[int] = None) -> None:
+    def __init__(self, name: str = "", page_size: Optional[int] = None, latency: float = 0.0,
+                 throttle: Any = None) -> None:
         self.name = name
+        self.latency = latency
+        self.throttle = throttle
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.refused = 0
+        self._refuse_every = 0
+        self._refuse_left = 0
+        self._write_count = 0
+        self._lock = threading.RLock()
         self.objects: Dict[str, Dict[str, Any]] = {}  # item path -> object
         self.requests = 0
         self.writes = 0
         self.log: List[Tuple[str, str]] = []
+        self.write_log: List[Tuple[str, str]] = []  # (method, item path) of every write carried out, in order
         self.fail: Dict[Tuple[str, str], KubeError] = {}  # (method, path prefix) -> error (every time)
         self.page_size = page_size
         self._uids = itertools.count(1)
@@ -64,16 +84,49 @@ class FakeApi:
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Optional[Dict[str, Any]]:
         return self.objects.get(resource_for(api_version, kind).item(namespace, name))
 
+    def refuse_writes(self, every: int, total: int) -> None:
+        """Answer every ``every``-th write with 429 (Retry-After 0), ``total`` times in all."""
+        self._refuse_every, self._refuse_left = every, total
+
     # -- the KubeClient interface ------------------------------------------------------------------
     def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None, body: Any = None,
                 patch: Optional[str] = None, accept: str = "application/json", timeout: int = 60) -> Any:
+        if self.throttle is not None:
+            return self.throttle.call(lambda: self._in_flight(method, path, query, body, patch))
+        return self._in_flight(method, path, query, body, patch)
+
+    def _in_flight(self, method: str, path: str, query: Optional[Dict[str, str]], body: Any,
+                   patch: Optional[str]) -> Any:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                time.sleep(self.latency)
+            with self._lock:
+                return self._answer(method, path, query, body, patch)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, method: str, path: str, query: Optional[Dict[str, str]], body: Any,
+                patch: Optional[str]) -> Any:
         self.requests += 1
         if method != "GET":
             self.writes += 1
+            self._write_count += 1
+            if self._refuse_left and self._write_count % self._refuse_every == 0:
+                self._refuse_left -= 1
+                self.refused += 1
+                raise KubeError(method, path, 429, "TooManyRequests", "too many requests, please try again later",
+                                retry_after=0.0)
         self.log.append((method, path))
         for (m, prefix), error in self.fail.items():
             if m == method and path.startswith(prefix):
                 raise error
+        if method != "GET":
+            item = f"{path}/{(body.get('metadata') or {}).get('name', '')}" if method == "POST" else path
+            self.write_log.append((method, item))
         query = dict(query or {})
         if method == "GET" and path in ("/apis/c5c3.io/v1alpha1", "/api/v1"):
             return {"resources": [{"name": p} for p in sorted(self.served_plurals)]}
