@@ -52,7 +52,7 @@ unit: venv  ## unit tests (pure core, parsing, docs and fixtures checks)
 
 .PHONY: integration
 integration: stack-up  ## integration tests against the running local stack
-	$(PYTEST) -q --assert=plain tests/integration
+	$(PYTEST) -q --assert=plain --tb=short tests/integration
 
 $(CURDIR)/.collections/ansible_collections/c5c3/orders:
 	mkdir -p $(dir $@) && ln -sfn $(CURDIR) $@
@@ -68,7 +68,7 @@ test: venv collection-link  ## set everything up and run every test (what CI run
 	$(MAKE) collection molecule-check
 	$(MAKE) stack-up
 	$(PYTEST) -q tests/unit
-	$(PYTEST) -q --assert=plain tests/integration
+	$(PYTEST) -q --assert=plain --tb=short tests/integration
 	$(MAKE) molecule
 
 .PHONY: demo

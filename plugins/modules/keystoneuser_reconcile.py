@@ -227,7 +227,7 @@ class KeystoneUserReconcile(C5c3K8sModule):
         namespaces=dict(type="list", elements="str"),
         orders=dict(type="list", elements="str"),
         target_clusters=dict(type="list", elements="dict", options=TARGET_CLUSTER_OPTIONS),
-        keystone_internal_urls=dict(type="dict", default={}),
+        keystone_internal_urls=dict(type="dict", default={}, no_log=False),
         field_manager=dict(type="str", default="c5c3-orders"),
     )
     module_kwargs = dict(supports_check_mode=True)
