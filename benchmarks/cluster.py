@@ -6,7 +6,17 @@ etcd + kube-apiserver + kube-controller-manager (``bench``, port index 5) with n
 two, installs the CRDs a pass reads, and writes K-ORC's and ESO's status itself -- the way upstream's own
 tests seed status -- through the status subresource: a probe that found nothing, a User that applied its
 password, a PushSecret that pushed the current document.
+
+Unlike the local stack's clusters, ``bench`` runs with API Priority and Fairness on (the kube-apiserver default), and
+what is measured -- the module, the floor, the baselines -- talks to it as a ServiceAccount (``kubeconfig_pass``),
+the identity a controller in a cluster has: its requests are classified by the default FlowSchemas (service
+accounts: priority level ``workload-low``) and may be refused with 429 like a real controller's, where the stack's
+admin certificate (group ``system:masters``) would be exempt. The seeding and the K-ORC/ESO stand-in use the admin
+identity. ``throttled()`` reads how many requests the API server refused with 429 from its own metrics.
 """
+import dataclasses
+import os
+import re
 import shutil
 import sys
 import threading
@@ -25,13 +35,17 @@ from c5c3stack.kubectl import Kubectl  # noqa: E402
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R  # noqa: E402
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.client import KubeClient  # noqa: E402
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError  # noqa: E402
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.eso import hash_meta  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.backup import hash_meta  # noqa: E402
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.korc import NO_MATCH_MARKER  # noqa: E402
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import LABEL_NAME  # noqa: E402
 
 NAME, INDEX = "bench", 5
 CP_NS, CP_NAME, STORE = "openstack", "cp", "openbao-tenant-store"
 WORKERS = 4  # parallel seeding requests (the apiserver shares the machine's 2 cores)
+IDENTITY_NS, IDENTITY = "c5c3-bench", "reconciler"  # the ServiceAccount the measured runs act as
+_APF_OFF = "--enable-priority-and-fairness=false"
+# 429 answers to anything but a WATCH (the controller manager's watches of a new CRD get 429 while its cache starts)
+_THROTTLED = re.compile(r'^apiserver_request_total\{([^}]*code="429"[^}]*)\} (\S+)$', re.M)
 
 
 def now():
@@ -57,6 +71,11 @@ class BenchCluster:
         return str(kube.kubeconfig_path(self.cfg, NAME))
 
     @property
+    def kubeconfig_pass(self):
+        """The ServiceAccount's kubeconfig (bearer token): what the measured runs use."""
+        return str(self.state_dir / "kubeconfig-reconciler")
+
+    @property
     def state_dir(self):
         return self.cfg.state / "kube" / NAME
 
@@ -64,9 +83,80 @@ class BenchCluster:
     def up(self, namespaces):
         """Start a fresh, empty cluster with the CRDs and the ControlPlane assigning ``namespaces``."""
         self.down()
-        kube.up(self.cfg, NAME, INDEX)
+        self._start()
         self._install_crds()
+        self._identity()
         self._fixtures(namespaces)
+        self._warm()
+
+    def _start(self):
+        """kube.up with priority and fairness left on (the stack turns it off for its own clusters)."""
+        bins = binaries.ensure_built(self.cfg, binaries.KUBE, kube.BINARIES)
+        pki = kube.ensure_pki(self.cfg.dir("kube", NAME, "pki"), kube.HOST)
+        kube.write_kubeconfig(Path(self.kubeconfig), f"https://{kube.HOST}:{self.cfg.port('apiserver', INDEX)}",
+                              pki, "c5c3-" + NAME)
+        for svc in kube._services(self.cfg, NAME, INDEX, bins, pki):  # pylint: disable=protected-access
+            if _APF_OFF in svc.argv:
+                svc = dataclasses.replace(svc, argv=[a for a in svc.argv if a != _APF_OFF])
+            svc.ensure()
+        kube._wait_default_namespace(self.cfg, NAME, pki, INDEX)  # pylint: disable=protected-access
+
+    def _identity(self):
+        """A ServiceAccount bound to cluster-admin, and a kubeconfig with a token for it."""
+        c = self.client()
+        c.request("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace",
+                                                      "metadata": {"name": IDENTITY_NS}})
+        c.request("POST", f"/api/v1/namespaces/{IDENTITY_NS}/serviceaccounts",
+                  body={"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": IDENTITY}})
+        c.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", body={
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "c5c3-bench-reconciler"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": IDENTITY, "namespace": IDENTITY_NS}]})
+        token = c.request("POST", f"/api/v1/namespaces/{IDENTITY_NS}/serviceaccounts/{IDENTITY}/token", body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 6 * 3600}})["status"]["token"]
+        ca = self.state_dir / "pki" / "ca.crt"
+        path = Path(self.kubeconfig_pass)
+        path.write_text(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: {NAME}
+  cluster: {{server: "https://{kube.HOST}:{self.cfg.port('apiserver', INDEX)}", certificate-authority: "{ca}"}}
+users:
+- name: {IDENTITY}
+  user: {{token: "{token}"}}
+contexts:
+- name: {NAME}
+  context: {{cluster: {NAME}, user: {IDENTITY}}}
+current-context: {NAME}
+""")
+        path.chmod(0o600)
+
+    def _warm(self):
+        """List every kind a pass reads once: a freshly installed CRD answers 429 until its watch cache is ready,
+        which would be counted against the first measured pass."""
+        for resource in (R.CONTROLPLANE, R.KEYSTONEUSER, R.ROLE_ASSIGNMENT, R.APP_CREDENTIAL, R.SECRET, R.KORC_USER,
+                         R.PUSHSECRET, R.SECRETSTORE):
+            self.client().request("GET", resource.collection(), query={"limit": "1"})
+
+    def server_cpu(self):
+        """CPU seconds the bench cluster's kube-apiserver and etcd have used so far (from /proc)."""
+        total = 0.0
+        for name in (f"kube-apiserver-{NAME}", f"etcd-{NAME}"):
+            try:
+                pid = int((self.cfg.dir("pids") / f"{name}.pid").read_text().strip())
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, ValueError, IndexError):
+                continue
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        return total
+
+    def throttled(self):
+        """Requests (not watches) the API server has refused with 429 since it started (``apiserver_request_total``;
+        the metric has no user label, and during a measured run only the measured process sends requests)."""
+        text = self.client().request_raw("GET", "/metrics", accept="text/plain").decode("utf-8", "replace")
+        return int(sum(float(v) for labels, v in _THROTTLED.findall(text) if 'verb="WATCH"' not in labels))
 
     def down(self):
         kube.down(self.cfg, NAME, INDEX)

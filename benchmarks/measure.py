@@ -1,4 +1,4 @@
-"""Running what is measured, each in its own process: the module, the floor and the naive playbook.
+"""Running what is measured, each in its own process: the module, the floor and the baseline playbooks.
 
 Wall time and peak memory (``ru_maxrss``) are the command's own, taken by rss.py around it: a plain
 ``wait4`` on a child of this process would report at least this process's own peak (see rss.py).
@@ -20,10 +20,11 @@ DEPS = REPO / ".collections-deps"
 
 
 class Run:
-    """One measured process: wall seconds, peak RSS in MiB, exit code, stdout."""
+    """One measured process: wall seconds, peak RSS in MiB, CPU seconds, exit code, stdout."""
 
-    def __init__(self, wall, rss_mib, rc, stdout, stderr):
+    def __init__(self, wall, rss_mib, rc, stdout, stderr, cpu=None):
         self.wall, self.rss_mib, self.rc, self.stdout, self.stderr = wall, rss_mib, rc, stdout, stderr
+        self.cpu = cpu
 
 
 def run_process(argv, env=None, timeout=None):
@@ -38,13 +39,13 @@ def run_process(argv, env=None, timeout=None):
             proc.kill()
             proc.wait()
         written = figures.read().split()
-        if len(written) != 2:
+        if len(written) != 3:
             raise RuntimeError(f"{argv[0]} did not finish (timeout {timeout}s)")
-        kib, wall = written
+        kib, wall, cpu = written
         out.seek(0)
         err.seek(0)
         return Run(float(wall), int(kib) / 1024.0, proc.returncode, out.read().decode("utf-8", "replace"),
-                   err.read().decode("utf-8", "replace"))
+                   err.read().decode("utf-8", "replace"), float(cpu))
 
 
 def module_pass(kubeconfig, profile_to=None, **args):
@@ -87,8 +88,11 @@ def memory(kubeconfig):
     return json.loads(run.stdout)
 
 
-def baseline(kubeconfig, namespaces, workdir, timeout=None):
-    """The naive playbook over every order in ``namespaces``; requests counted per module process."""
+PLAYBOOKS = {"naive": "naive.yml", "bulk": "bulk.yml"}
+
+
+def baseline(kubeconfig, namespaces, workdir, timeout=None, playbook="naive"):
+    """A baseline playbook (``PLAYBOOKS``) over every order in ``namespaces``; requests counted per module process."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     counts = workdir / "requests.log"
@@ -110,13 +114,12 @@ def baseline(kubeconfig, namespaces, workdir, timeout=None):
         "TMPDIR": str(workdir / "tmp"),
     }
     (workdir / "tmp").mkdir(exist_ok=True)
-    playbook = str(BASELINE / "naive.yml")
     argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-            playbook, "-e", f"@{extra}"]
+            str(BASELINE / PLAYBOOKS[playbook]), "-e", f"@{extra}"]
     run = run_process(argv, env=env, timeout=timeout)
     (workdir / "ansible.log").write_text(run.stdout + run.stderr)
     if run.rc != 0:
-        raise RuntimeError(f"the naive playbook failed (rc {run.rc}); see {workdir / 'ansible.log'}: "
+        raise RuntimeError(f"the {playbook} playbook failed (rc {run.rc}); see {workdir / 'ansible.log'}: "
                            f"{run.stdout[-3000:]}")
     run.requests = sum(int(line.split()[0]) for line in counts.read_text().splitlines()) if counts.exists() else 0
     run.changed = _recap(run.stdout, "changed")

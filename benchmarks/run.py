@@ -1,23 +1,27 @@
-"""The cost of a KeystoneUser pass, side by side with the hand-written alternative (issue 7).
+"""The cost of a KeystoneUser pass, side by side with the hand-written alternatives (issues 7 and 14).
 
 For each N (100, 1000, 5000 by default; ``--quick``: 50, 200) on a fresh, isolated control plane
 (see cluster.py), with N orders spread over several assigned namespaces:
 
-- first pass: the module over N orders that have nothing provisioned yet (one pass);
+- first pass: the module over N orders that have nothing provisioned yet (one pass; its writes run side by side
+  across orders, bounded, and the API server's 429 answers are counted from its own metrics);
 - converged pass: the passes go on, with K-ORC and ESO played by status writes, until every order is
   Ready and a pass changes nothing; then the median of ``--repeat`` converged passes;
 - 1 % drift pass: 1 % of the delivered Secrets edited, one pass;
-- floor: the bare list calls of a converged pass with the same client (floor.py);
-- naive baseline: an ansible-playbook of kubernetes.core k8s_info/k8s tasks looping over the orders
-  (baseline/), on the same data: converged, after another 1 % drift, and from zero children. A run is
-  measured when its estimate (from the smaller N) fits ``--baseline-budget`` seconds, else it is
-  extrapolated linearly from the measured runs and marked so.
+- floor: the bare list calls of a converged pass with the same client (floor.py); the pass must have made exactly
+  as many requests;
+- baselines (baseline/): ``bulk``, one k8s_info per kind, every object computed in Jinja and server-side applied by
+  one kubernetes.core.k8s task; ``naive``, kubernetes.core k8s_info/k8s tasks looping over the orders. Each on
+  the same data: converged, after another 1 % drift, and from zero children. A run is measured when its estimate
+  (from the smaller N) fits ``--baseline-budget`` seconds, else it is extrapolated linearly from the measured runs
+  and marked so;
+- further scenarios: every ``benchmarks/scenario_*.py`` (see scenarios.py), last, on the same cluster.
 
 Also a pyinstrument profile of a converged pass (at N=1000, or the largest N below) and, at the largest
 N, where its memory goes (memory.py). Prints the table, writes docs/benchmarks.md and docs/benchmarks.png
 (report.py), keeps the raw figures in .bench/results.json. Timings are printed, never asserted.
 
-    make bench                      # or: python benchmarks/run.py [--quick] [--sizes 100,1000]
+    make bench                      # or: python benchmarks/run.py [--quick] [--sizes 100,1000] [--no-baseline]
 """
 import argparse
 import json
@@ -31,11 +35,13 @@ sys.path.insert(0, str(HERE))
 import cluster  # noqa: E402
 import measure  # noqa: E402
 import report  # noqa: E402
+import scenarios  # noqa: E402
 
 REPO = HERE.parent
 WORK = REPO / ".bench"
 NAMESPACES = 5          # orders spread round-robin over this many assigned namespaces
 MAX_CONVERGE_PASSES = 12
+BASELINE_SCENARIOS = ("converged", "drift", "first")
 
 
 def log(msg):
@@ -46,6 +52,7 @@ def pass_figures(run):
     r = run.result
     return {"wall": run.wall, "duration": r["duration"], "rss_mib": run.rss_mib, "requests": r["api_requests"],
             "writes": r["api_writes"], "changed": r["changed"], "errors": r["errors"],
+            "throttled": getattr(run, "throttled", None), "cpu": run.cpu, "server_cpu": getattr(run, "server_cpu", None),
             "ready": sum(1 for o in r["orders"] if o.get("ready")), "orders": len(r["orders"])}
 
 
@@ -55,38 +62,61 @@ def median_run(runs, key="wall"):
 
 
 class Bench:
+    """One ``make bench`` run; also the context a scenario plug-in gets (see scenarios.py)."""
+
     def __init__(self, args):
         self.args = args
+        WORK.mkdir(parents=True, exist_ok=True)  # a fresh clone has no .bench/ yet
+        self.work = WORK
         self.bench = cluster.BenchCluster()
-        self.kubeconfig = self.bench.kubeconfig
+        self.namespaces = [f"tenant-{i}" for i in range(NAMESPACES)]
+        self.orders = []
+        self.plugins = scenarios.load(HERE, args.scenarios)
         self.results = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "sizes": {}, "args": vars(args),
                         "machine": report.machine(), "code": report.code_version(REPO)}
         if args.merge and (WORK / "results.json").exists():  # re-measure some N, keep the others
             kept = json.loads((WORK / "results.json").read_text())
-            # a re-measured N overwrites what it measures; the rest of its entry (e.g. the baseline) stays
             kept["args"] = dict(kept.get("args") or {}, merged=sorted(set(kept["args"].get("merged", []) + args.sizes)))
             self.results = kept
 
+    log = staticmethod(log)
+
+    @property
+    def kubeconfig(self):
+        """The admin kubeconfig (seeding, the K-ORC/ESO stand-in)."""
+        return self.bench.kubeconfig
+
+    @property
+    def kubeconfig_pass(self):
+        """The ServiceAccount kubeconfig every measured run uses."""
+        return self.bench.kubeconfig_pass
+
     def save(self):
-        WORK.mkdir(exist_ok=True)
+        WORK.mkdir(parents=True, exist_ok=True)
         (WORK / "results.json").write_text(json.dumps(self.results, indent=1))
 
     def module(self, **kw):
-        return measure.module_pass(self.kubeconfig, **kw)
+        """One module run as the ServiceAccount; ``run.throttled``: 429s the API server answered meanwhile,
+        ``run.server_cpu``: CPU seconds the API server and etcd spent meanwhile."""
+        before, cpu = self.bench.throttled(), self.bench.server_cpu()
+        run = measure.module_pass(self.kubeconfig_pass, **kw)
+        run.server_cpu = self.bench.server_cpu() - cpu
+        run.throttled = self.bench.throttled() - before
+        return run
 
     # one N -----------------------------------------------------------------------------------------
     def size(self, n):
         out = self.results["sizes"].setdefault(str(n), {"n": n})
-        namespaces = [f"tenant-{i}" for i in range(NAMESPACES)]
         log(f"N={n}: fresh bench cluster")
-        self.bench.up(namespaces)
+        self.bench.up(self.namespaces)
         t0 = time.monotonic()
-        orders = self.bench.create_orders(namespaces, n)
+        self.orders = orders = self.bench.create_orders(self.namespaces, n)
         log(f"N={n}: created {n} orders in {time.monotonic() - t0:.1f}s")
 
         first = self.module()
         out["first"] = pass_figures(first)
-        log(f"N={n}: first pass {first.wall:.2f}s, {first.result['api_requests']} requests")
+        log(f"N={n}: first pass {first.wall:.2f}s, {first.result['api_requests']} requests, "
+            f"{first.result['api_writes']} writes, {first.throttled} answered 429")
         out["provision"] = self.converge(first)
         converged = [pass_figures(self.module()) for _ in range(self.args.repeat)]
         out["converged"] = median_run(converged)
@@ -96,10 +126,13 @@ class Bench:
 
         floors = []
         for _ in range(self.args.repeat):
-            run = measure.floor(self.kubeconfig)
+            run = measure.floor(self.kubeconfig_pass)
             floors.append({"wall": run.wall, "seconds": run.result["seconds"], "requests": run.result["requests"],
-                           "rss_mib": run.rss_mib})
+                           "rss_mib": run.rss_mib, "cpu": run.cpu, "lists_cpu": run.result["cpu"]})
         out["floor"] = median_run(floors, "seconds")
+        if out["floor"]["requests"] != out["converged"]["requests"]:
+            log(f"N={n}: WARNING the floor made {out['floor']['requests']} requests, the converged pass "
+                f"{out['converged']['requests']}: benchmarks/floor.py no longer lists what the pass lists")
         log(f"N={n}: floor {out['floor']['seconds']:.3f}s in-process, {out['floor']['wall']:.2f}s wall")
 
         if n == self.profile_size():
@@ -115,12 +148,18 @@ class Bench:
         assert not after.result["changed"], "the drift pass left something to do"
         log(f"N={n}: drift pass ({len(drifted)} edited) {drift.wall:.2f}s, {drift.result['api_writes']} writes")
         if n == max(self.args.sizes):
-            out["memory"] = measure.memory(self.kubeconfig)
+            out["memory"] = measure.memory(self.kubeconfig_pass)
             log(f"N={n}: memory breakdown done")
         self.save()
 
-        self.baseline(n, out, namespaces, orders)
-        self.save()
+        for playbook in self.args.baselines:
+            self.baseline(playbook, n, out, orders)
+            self.save()
+        for plugin in self.plugins:
+            if plugin.wanted(self.args, n):
+                log(f"N={n}: scenario {plugin.NAME}")
+                plugin.measure(self, n, out.setdefault("scenarios", {}).setdefault(plugin.NAME, {}))
+                self.save()
         self.bench.down()
 
     def converge(self, first):
@@ -141,58 +180,62 @@ class Bench:
         sizes = [n for n in self.args.sizes if n <= 1000]
         return max(sizes) if sizes else min(self.args.sizes)
 
-    # the naive baseline ----------------------------------------------------------------------------
-    def estimate(self, scenario, n):
+    # the baselines ---------------------------------------------------------------------------------
+    def _measured(self, playbook, scenario):
+        return [(int(k), s["baselines"][playbook][scenario]) for k, s in self.results["sizes"].items()
+                if not ((s.get("baselines") or {}).get(playbook, {}).get(scenario) or {"extrapolated": True})
+                .get("extrapolated")]
+
+    def estimate(self, playbook, scenario, n):
         """Seconds a baseline run would take: fixed cost + per-order cost from the measured runs."""
-        points = [(int(k), s["baseline"][scenario]["wall"]) for k, s in self.results["sizes"].items()
-                  if scenario in s.get("baseline", {}) and not s["baseline"][scenario].get("extrapolated")]
-        fixed = self.results.get("baseline_fixed", {}).get("wall", 0.0)
+        points = self._measured(playbook, scenario)
+        fixed = self.results.get("baseline_fixed", {}).get(playbook, {}).get("wall", 0.0)
         if not points:
             return None
-        k, wall = max(points)
-        return fixed + (wall - fixed) / k * n
+        k, measured = max(points, key=lambda p: p[0])
+        return fixed + (measured["wall"] - fixed) / k * n
 
-    def baseline(self, n, out, namespaces, orders):
-        if not self.args.baseline:
-            return
-        work = WORK / f"baseline-{n}"
-        base = out.setdefault("baseline", {})
-        if "baseline_fixed" not in self.results:  # the playbook with no order: ansible start, the list tasks
-            run = measure.baseline(self.kubeconfig, ["no-such-namespace"], work / "empty")
-            self.results["baseline_fixed"] = {"wall": run.wall, "requests": run.requests}
+    def baseline(self, playbook, n, out, orders):
+        work = WORK / f"{playbook}-{n}"
+        base = out.setdefault("baselines", {}).setdefault(playbook, {})
+        fixed = self.results.setdefault("baseline_fixed", {})
+        if playbook not in fixed:  # the playbook with no order: ansible start, the list tasks
+            run = measure.baseline(self.kubeconfig_pass, ["no-such-namespace"], work / "empty", playbook=playbook)
+            fixed[playbook] = {"wall": run.wall, "requests": run.requests}
+        wanted = self.args.naive_scenarios if playbook == "naive" else BASELINE_SCENARIOS
 
         def go(scenario, names, prepare=None):
-            guess = self.estimate(scenario, n)
+            if scenario not in wanted:
+                return None
+            guess = self.estimate(playbook, scenario, n)
             if guess is not None and guess > self.args.baseline_budget:
-                log(f"N={n}: baseline {scenario} would take ~{guess / 60:.0f} min > budget: extrapolated")
-                base[scenario] = self.extrapolate(scenario, n)
+                log(f"N={n}: {playbook} {scenario} would take ~{guess / 60:.0f} min > budget: extrapolated")
+                base[scenario] = self.extrapolate(playbook, scenario, n)
                 return None
             if prepare:
                 prepare()
-            log(f"N={n}: baseline {scenario} (estimate {'?' if guess is None else f'{guess:.0f}s'})")
-            run = measure.baseline(self.kubeconfig, names, work / scenario)
-            base[scenario] = {"wall": run.wall, "rss_mib": run.rss_mib, "requests": run.requests,
-                              "changed": run.changed, "tasks": run.tasks}
-            log(f"N={n}: baseline {scenario} {run.wall:.1f}s, {run.requests} requests, {run.changed} changed")
+            log(f"N={n}: {playbook} {scenario} (estimate {'?' if guess is None else f'{guess:.0f}s'})")
+            cpu = self.bench.server_cpu()
+            run = measure.baseline(self.kubeconfig_pass, names, work / scenario, playbook=playbook)
+            base[scenario] = {"wall": run.wall, "rss_mib": run.rss_mib, "requests": run.requests, "cpu": run.cpu,
+                              "server_cpu": self.bench.server_cpu() - cpu, "changed": run.changed,
+                              "tasks": run.tasks}
+            log(f"N={n}: {playbook} {scenario} {run.wall:.1f}s, {run.requests} requests, {run.changed} changed tasks")
             self.save()
             return run
 
-        run = go("converged", namespaces)
-        if run is not None and run.changed:
-            log(f"N={n}: WARNING the naive playbook changed {run.changed} tasks on converged data")
+        go("converged", self.namespaces)
         drifted = orders[50 % n:: 100][: max(1, n // 100)]  # another 1 %
-        run = go("drift", namespaces, lambda: self.bench.edit_delivered(drifted))
-        if run is not None:  # the baseline repaired the Secrets exactly as the module would
-            check = self.module()
-            base["drift"]["module_after_changed"] = check.result["changed"]
-        fresh = [f"fresh-{i}" for i in range(NAMESPACES)]
-        go("first", fresh, lambda: (self.bench.assign(fresh), self.bench.create_orders(fresh, n, prefix="fresh")))
+        if go("drift", self.namespaces, lambda: self.bench.edit_delivered(drifted)) is not None:
+            # the baseline repaired the Secrets exactly as the module would: a module pass finds nothing to write
+            base["drift"]["module_after_changed"] = self.module().result["changed"]
+        fresh = [f"fresh-{playbook}-{i}" for i in range(NAMESPACES)]
+        go("first", fresh, lambda: (self.bench.assign(fresh),
+                                    self.bench.create_orders(fresh, n, prefix=f"fresh-{playbook}")))
 
-    def extrapolate(self, scenario, n):
-        fixed = self.results["baseline_fixed"]
-        points = [(int(k), s["baseline"][scenario]) for k, s in self.results["sizes"].items()
-                  if scenario in s.get("baseline", {}) and not s["baseline"][scenario].get("extrapolated")]
-        k, measured = max(points, key=lambda p: p[0])
+    def extrapolate(self, playbook, scenario, n):
+        fixed = self.results["baseline_fixed"][playbook]
+        k, measured = max(self._measured(playbook, scenario), key=lambda p: p[0])
         per_wall = (measured["wall"] - fixed["wall"]) / k
         per_req = (measured["requests"] - fixed["requests"]) / k
         return {"wall": fixed["wall"] + per_wall * n, "requests": round(fixed["requests"] + per_req * n),
@@ -205,7 +248,7 @@ class Bench:
         finally:
             self.bench.down()
             self.save()
-        report.write(self.results, REPO)
+        report.write(self.results, REPO, self.plugins)
         print(report.table(self.results))
 
 
@@ -215,8 +258,14 @@ def main(argv=None):
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=None)
     parser.add_argument("--repeat", type=int, default=3, help="converged passes and floors per N (median)")
     parser.add_argument("--baseline-budget", type=float, default=600.0,
-                        help="run a naive-baseline scenario only if its estimate is under this many seconds")
-    parser.add_argument("--no-baseline", dest="baseline", action="store_false")
+                        help="run a baseline scenario only if its estimate is under this many seconds")
+    parser.add_argument("--baselines", type=lambda s: [x for x in s.split(",") if x], default=["bulk", "naive"],
+                        help="which baseline playbooks to run (bulk,naive)")
+    parser.add_argument("--no-baseline", dest="baselines", action="store_const", const=[])
+    parser.add_argument("--naive-scenarios", type=lambda s: [x for x in s.split(",") if x], default=["converged"],
+                        help="the naive playbook's scenarios (converged,drift,first; each takes ~8 min at N=100)")
+    parser.add_argument("--scenarios", type=lambda s: [x for x in s.split(",") if x], default=None,
+                        help="only these scenario plug-ins (benchmarks/scenario_<name>.py); default all")
     parser.add_argument("--merge", action="store_true",
                         help="keep the other sizes of the last run (.bench/results.json), re-measure --sizes")
     args = parser.parse_args(argv)
