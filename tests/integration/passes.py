@@ -52,10 +52,10 @@ def order_summary(result, namespace, name, cluster=""):
     return None
 
 
-def reconcile_until(check, timeout=120, what="the order to converge", each=None, runner=None, **args):
-    """Run passes (sleeping at most 2 s between them) until ``check(result)`` is truthy; ``each(result)``,
-    when given, runs on every pass (for assertions that must hold throughout). ``runner`` runs one pass
-    (default: ``run_pass``, the KeystoneUser module)."""
+def reconcile_until(check, timeout=120, what="the order to converge", each=None, runner=None, pause=2.0, **args):
+    """Run passes (sleeping at most ``pause`` seconds between them) until ``check(result)`` is truthy;
+    ``each(result)``, when given, runs on every pass (for assertions that must hold throughout). ``runner`` runs
+    one pass (default: ``run_pass``, the KeystoneUser module)."""
     deadline = time.monotonic() + timeout
     result = None
     while time.monotonic() < deadline:
@@ -65,7 +65,7 @@ def reconcile_until(check, timeout=120, what="the order to converge", each=None,
         if check(result):
             return result
         wait = result.get("requeue_after")
-        time.sleep(min(2.0, wait) if wait else 1.0)
+        time.sleep(min(pause, wait) if wait else min(pause, 1.0))
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; last pass: "
                          f"{json.dumps(result and result['orders'], indent=1)[:3000]}")
 

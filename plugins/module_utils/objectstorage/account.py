@@ -290,8 +290,8 @@ class _Pass:
         return self.out.act(GatewayCall(self.store.key, signer, self.spec.identity.name if signer == ACCOUNT else "",
                                         op, args, leg=leg, why=why, ok_codes=ok_codes))
 
-    def event(self, reason: str, message: str) -> None:
-        self.out.act(RecordEvent(self.involved, reason, message, ""))
+    def event(self, reason: str, message: str, event_type: str = "Normal") -> None:
+        self.out.act(RecordEvent(self.involved, reason, message, "", event_type=event_type))
 
 
 def _previous(raw: Any, condition: str, default: Verdict) -> Verdict:
@@ -496,6 +496,10 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
         note = f"; other keys on the root, reported and never deleted: {len(untracked)}" if untracked else ""
         run.event("AccountKeyRotated", f"the root key of RGW account {run.account_id} was rotated to rotation "
                                        f"{in_flight}; the previous key is rejected from now on{note}")
+        if untracked:
+            run.event("UntrackedRootKeys", f"the root of RGW account {run.account_id} holds {len(untracked)} other "
+                                           "key(s) the operator did not make: reported, never deleted; review them on "
+                                           "the gateway", event_type="Warning")
         done = replace(fields, stage=STAGE_COMPLETE if not legacy else STAGE_MIGRATE, root_key_rotation=in_flight)
         fields = replace(fields, root_key_rotation=rotation_applied)
         run.out.claim(index, fields, {ACCOUNT_KEY_ROTATED: Verdict(False, WAITING_FOR_GATEWAY,

@@ -344,7 +344,8 @@ def _ensure_bucket(run: _Pass, grantee: Optional[str]) -> Optional[Decision]:
                        _previous(run.snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS, "")),
                        requeue.REFUSAL)
     desired = bucket_policy(bucket, run.spec.public_read, grantee)
-    if read.missing and read.code != "NoSuchBucketPolicy":
+    created = read.missing and read.code != "NoSuchBucketPolicy"
+    if created:
         run.call("s3.create_bucket", f"create bucket {bucket} in the tenant's account", ok_codes=(
             "BucketAlreadyOwnedByYou",), bucket=bucket)
         run.event("BucketCreated", f"bucket {bucket} created in the tenant's account")
@@ -352,13 +353,15 @@ def _ensure_bucket(run: _Pass, grantee: Optional[str]) -> Optional[Decision]:
     else:
         live = read.value if read.ok else None
     if not same_policy(live, desired):
+        what = f"public read {'on' if run.spec.public_read else 'off'}" + (", the credential grant" if grantee else "")
         if desired is None:
             run.call("s3.delete_bucket_policy", f"bucket {bucket} needs no policy", ok_codes=("NoSuchBucketPolicy",),
                      bucket=bucket)
         else:
-            run.call("s3.put_bucket_policy", f"rebuild the policy of bucket {bucket} (public read: "
-                     f"{'on' if run.spec.public_read else 'off'}{', the credential grant' if grantee else ''})",
-                     bucket=bucket, document=desired)
+            run.call("s3.put_bucket_policy", f"rebuild the policy of bucket {bucket} ({what})", bucket=bucket,
+                     document=desired)
+        if not created:  # a spec edit, a bucket that gets its grant, or a policy written at the gateway: restored
+            run.event("BucketPolicyUpdated", f"the policy of bucket {bucket} was rebuilt from the order ({what})")
     return None
 
 
@@ -441,6 +444,9 @@ def _bucket(run: _Pass) -> Decision:
     listed = snap.user_keys
     if listed is None or (not listed.ok and not listed.missing):
         return _gateway_failed(run, listed, f"listing the keys of IAM user {user}")
+    if run.fields.scope == SCOPE_ACCOUNT:  # the account was migrated: the bucket leaves the account's key
+        run.event("CredentialMigrated", f"bucket {user} moves from the account's shared key to a credential of its "
+                                        "own")
     live = set()
     if listed.missing:
         run.call("iam.create_user", f"create the bucket's IAM user {user}", ok_codes=("EntityAlreadyExists",),
