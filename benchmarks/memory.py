@@ -18,9 +18,14 @@ import tracemalloc
 from pathlib import Path
 
 MIB = 1024.0 * 1024.0
-# what the module imports before it reads anything (its own imports, the edge, the core)
+# the library as the edge imports it (k8s/lean.py: without its generated API and model classes)
+IMPORT_LEAN = ("import ansible.module_utils.basic; "
+               "from ansible_collections.c5c3.orders.plugins.module_utils.k8s import lean; lean.load()")
+# what the module imports before it reads anything (its own imports, the edge, the core; the library comes lean with
+# the first client, so it is loaded here too)
 IMPORT_MODULE = ("import ansible.module_utils.basic; "
-                 "import ansible_collections.c5c3.orders.plugins.modules.keystoneuser_reconcile")
+                 "import ansible_collections.c5c3.orders.plugins.modules.keystoneuser_reconcile; "
+                 "from ansible_collections.c5c3.orders.plugins.module_utils.k8s.client import library; library()")
 
 
 def rss_of(code):
@@ -46,6 +51,7 @@ def main(kubeconfig):
               "rss_import_kubernetes_mib": rss_of("import kubernetes"),
               "rss_import_ansible_basic_mib": rss_of("import ansible.module_utils.basic"),
               "rss_import_ansible_basic_and_kubernetes_mib": rss_of("import ansible.module_utils.basic, kubernetes"),
+              "rss_import_ansible_basic_and_kubernetes_lean_mib": rss_of(IMPORT_LEAN),
               "rss_import_module_mib": rss_of(IMPORT_MODULE),
               "lists": []}
     client = KubeClient({"kubeconfig": kubeconfig})

@@ -11,23 +11,31 @@ pool holds as many connections as requests may be in flight, so concurrent write
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import threading
 
-try:
-    from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
-    from kubernetes.client.rest import ApiException
-    HAS_KUBERNETES = True
-    KUBERNETES_IMPORT_ERROR = None
-except ImportError as exc:  # reported by the module with missing_required_lib
-    HAS_KUBERNETES = False
-    KUBERNETES_IMPORT_ERROR = exc
-    ApiException = Exception
-
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s import lean
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError, ConnectionConfigError
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.throttle import DEFAULT_LIMIT, Throttle
+
+# Whether the library is installed (reported by the module with missing_required_lib); it is imported when the
+# first client is made, lean (see lean.py).
+HAS_KUBERNETES = importlib.util.find_spec("kubernetes") is not None
+KUBERNETES_IMPORT_ERROR = None if HAS_KUBERNETES else ImportError("No module named 'kubernetes'")
+_LIBRARY = []
+
+
+def library() -> lean.Library:
+    """The ``kubernetes`` client and config modules (imported once, lean unless imported whole already)."""
+    if not _LIBRARY:
+        try:
+            _LIBRARY.append(lean.load())
+        except ImportError as exc:
+            raise ConnectionConfigError(f"the kubernetes library cannot be imported: {exc}") from exc
+    return _LIBRARY[0]
+
 
 JSON = "application/json"
 CONTENT_TYPES = {
@@ -39,6 +47,7 @@ CONTENT_TYPES = {
 
 def build_configuration(auth: dict):
     """A ``kubernetes.client.Configuration`` from resolved connection options (see auth.py)."""
+    k8s_client, k8s_config = library().client, library().config
     cfg = k8s_client.Configuration()
     kubeconfig = auth.get("kubeconfig")
     try:
@@ -93,7 +102,7 @@ class KubeClient:
         self._count_lock = threading.Lock()
         cfg = build_configuration(auth)
         cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, self.throttle.limit)
-        self._api = k8s_client.ApiClient(cfg)
+        self._api = library().client.ApiClient(cfg)
         if auth.get("username") and auth.get("password"):
             self._api.set_default_header("Authorization", self._api.configuration.get_basic_auth_token())
         if auth.get("impersonate_user"):
@@ -129,7 +138,7 @@ class KubeClient:
                 body=body, auth_settings=["BearerToken"], _preload_content=False,
                 _return_http_data_only=True, _request_timeout=timeout)
         except Exception as exc:  # pylint: disable=broad-except
-            if isinstance(exc, ApiException) and getattr(exc, "status", None):
+            if isinstance(exc, library().ApiException) and getattr(exc, "status", None):
                 raise KubeError.from_response(method, path, exc.status, exc.reason, exc.body,
                                               getattr(exc, "headers", None)) from exc
             # urllib3 transport errors: connection refused, TLS, timeouts
