@@ -16,11 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.naming import (  # noqa: F401 - used by callers
-    LabelKeys,
-    fits_label,
-    order_hash,
-)
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.naming import LabelKeys, order_hash
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import name_of
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels
 

@@ -8,7 +8,7 @@ Spec: "Conditions" table. The reasons every kind shares (admission, delivery) ar
 """
 from __future__ import annotations
 
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 - the table
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 pylint: disable=unused-import
     BACKUP_NOT_SYNCED,
     CLUSTER_NAME_TOO_LONG,
     CONTROL_PLANE_NOT_FOUND,
@@ -21,8 +21,8 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import 
 
 # UserReady
 USER_PROVISIONED = "UserProvisioned"                    # True: user exists, current generation applied
-SERVICE_ACCOUNT_COLLISION = "ServiceAccountCollision"   # reserved name, a user the order did not create, or a name an
-                                                        # earlier order on the same ControlPlane holds
+# reserved name, a user the order did not create, or a name an earlier order on the same ControlPlane holds
+SERVICE_ACCOUNT_COLLISION = "ServiceAccountCollision"
 PROBING_FOR_COLLISION = "ProbingForCollision"           # the probe has not resolved yet
 SECRET_STORE_NOT_READY = "SecretStoreNotReady"          # the CP namespace's own SecretStore is missing or not Ready
 WAITING_FOR_SERVICE_ACCOUNTS = "WaitingForServiceAccounts"  # User not Available / generation not applied

@@ -239,8 +239,8 @@ def _previous(raw: Any, condition: str, default: Verdict) -> Verdict:
 def _refused(snap: CredentialSnapshot, reason: str, message: str, wait: timedelta, both: bool = True,
              out: Optional[Outcome] = None) -> Decision:
     verdict = Verdict(False, reason, message)
-    delivery = verdict if both else _previous(snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS,
-                                                                                    "no key is delivered yet"))
+    nothing = Verdict(False, WAITING_FOR_KEYS, "no key is delivered yet")
+    delivery = verdict if both else _previous(snap.order, DELIVERY_READY, nothing)
     return _decide(snap, out or Outcome(), _carried(snap.order, f"{name_of(snap.order)}-s3"), verdict, delivery, wait)
 
 
@@ -489,7 +489,7 @@ def _bucket(run: _Pass) -> Decision:
                       f"a key was issued into slot {slot} (generation {generation}) of bucket {user}")
         run.out.come_back(PROGRESS)
         waiting = Verdict(False, WAITING_FOR_KEYS, "issuing the key(s) of slot(s) "
-                          + ", ".join(str(s) for s, _ in plan.to_issue) + untracked_note)
+                          + ", ".join(str(slot) for slot, _generation in plan.to_issue) + untracked_note)
         return _decide(snap, run.out, run.fields, waiting,
                        _previous(snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS, "not delivered yet")),
                        PROGRESS)
@@ -534,8 +534,8 @@ def tear_down(snap: CredentialSnapshot, identity: OrderIdentity) -> Decision:
         spec: Optional[CredentialSpec] = parse_credential(snap.order)
     except OrderSpecError:
         spec = None
-    cp_namespace = store.key[0] if store is not None else text(dig(snap.order, "spec", "objectStoreRef", "namespace"),
-                                                                identity.namespace)
+    cp_namespace = store.key[0] if store is not None else \
+        text(dig(snap.order, "spec", "objectStoreRef", "namespace"), identity.namespace)
     names = naming.credential_names(snap.cluster, identity.namespace, identity.name, cp_namespace)
     labels = naming.LABELS.child(snap.cluster, identity.namespace, identity.name)
     children = [c for c in snap.children if carries_labels(c, labels) and names.is_child_name(name_of(c))]
@@ -634,8 +634,8 @@ def _revoke_everything(snap: CredentialSnapshot, out: Outcome, spec: CredentialS
 def _gateway_failure(_decision: Decision, action: Any, error: ActionError, detail: str,
                      _fields: Any) -> failures.Rewrite:
     """A gateway step refused: GatewayError with the gateway's code (the edge removed every key)."""
-    return failures.Rewrite(CREDENTIAL_READY, Verdict(False, GATEWAY_ERROR, f"{action.verb} {action.name} failed: "
-                                                                           f"{detail}"), requeue.ERROR_RETRY)
+    verdict = Verdict(False, GATEWAY_ERROR, f"{action.verb} {action.name} failed: {detail}")
+    return failures.Rewrite(CREDENTIAL_READY, verdict, requeue.ERROR_RETRY)
 
 
 POLICY = failures.FailurePolicy(

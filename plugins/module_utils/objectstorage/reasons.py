@@ -9,7 +9,7 @@ Conditions tables); the design's refusals. Reasons every kind shares come from `
 from __future__ import annotations
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import ConditionSet
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 - the table
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 pylint: disable=unused-import
     BACKUP_NOT_SYNCED,
     CONTROL_PLANE_NOT_FOUND,
     DELIVERED,

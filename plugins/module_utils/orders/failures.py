@@ -28,6 +28,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions impo
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import build_decision
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import Action, ActionError, Create, Decision
 
+
 @dataclass(frozen=True)
 class Rewrite:
     """A kind's own reading of a failure: the verdict of ``condition`` (None = as decided), the wait, and

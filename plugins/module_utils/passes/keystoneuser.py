@@ -179,7 +179,7 @@ class KeystoneUserSource:
     def _cp_namespaces(self) -> Set[str]:
         """The ControlPlane namespaces whose children the pass needs: every ControlPlane's (a limited pass: those
         its orders name), and those a teardown names whose ControlPlane is gone."""
-        needed = set() if self.limited else {namespace for namespace, _ in self.control_planes}
+        needed = set() if self.limited else {namespace for namespace, _name in self.control_planes}
         for cluster in self.clusters:
             for order in cluster.orders:
                 refs = refs_of(order, cluster.name)
