@@ -409,9 +409,10 @@ def write(results, repo, plugins=()):
         f"{', '.join(args.get('naive_scenarios') or ['—'])} only (each scenario takes about 8 minutes at N=100).",
         "- Both playbooks: pipelining on, facts off, requests counted per module process "
         "(`baseline/counting/sitecustomize.py`); their *first pass* runs on N further orders with no children. A "
-        f"run is measured when its estimate fits the budget ({args.get('baseline_budget', 600):.0f} s, "
-        "`make bench BENCH_ARGS='--baseline-budget 7200'` for more), else extrapolated linearly (fixed cost of the "
-        "playbook with no order"
+        f"converged run is measured when its estimate fits the budget ({args.get('baseline_budget', 600):.0f} s, "
+        "`make bench BENCH_ARGS='--baseline-budget 7200'` for more); drift and first runs at the smallest N (the "
+        "playbooks apply every object on every run, so their cost per order does not change with N). The rest is "
+        "extrapolated linearly (fixed cost of the playbook with no order"
         + "".join(f"; {k}: {v['wall']:.1f} s, {v['requests']} requests" for k, v in sorted(fixed.items()))
         + ", plus the per-order cost of the largest measured N) and marked so.",
         "- **memory** (`python benchmarks/memory.py KUBECONFIG`) and the **profile** (`python -m pyinstrument` "

@@ -25,15 +25,18 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.throttle import DE
 HAS_KUBERNETES = importlib.util.find_spec("kubernetes") is not None
 KUBERNETES_IMPORT_ERROR = None if HAS_KUBERNETES else ImportError("No module named 'kubernetes'")
 _LIBRARY = []
+_LIBRARY_LOCK = threading.Lock()
 
 
 def library() -> lean.Library:
-    """The ``kubernetes`` client and config modules (imported once, lean unless imported whole already)."""
-    if not _LIBRARY:
-        try:
-            _LIBRARY.append(lean.load())
-        except ImportError as exc:
-            raise ConnectionConfigError(f"the kubernetes library cannot be imported: {exc}") from exc
+    """The ``kubernetes`` client and config modules (imported once, lean unless imported whole already; threads
+    making their first clients at once wait for the one import)."""
+    with _LIBRARY_LOCK:
+        if not _LIBRARY:
+            try:
+                _LIBRARY.append(lean.load())
+            except ImportError as exc:
+                raise ConnectionConfigError(f"the kubernetes library cannot be imported: {exc}") from exc
     return _LIBRARY[0]
 
 
