@@ -10,7 +10,7 @@ anything else in the live object is not ours to judge. Lists compare item by ite
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import is_mapping
 

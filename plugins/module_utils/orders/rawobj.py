@@ -26,7 +26,7 @@ def dig(obj: Any, *path: str) -> Any:
     """The value at ``path`` inside nested mappings, or None when any hop is missing or not a mapping."""
     current = obj
     for key in path:
-        if type(current) is not dict and not isinstance(current, abc.Mapping):  # is_mapping, inlined (hot)
+        if type(current) is not dict and not isinstance(current, abc.Mapping):  # hot: pylint: disable=C0123
             return None
         current = current.get(key)
     return current
