@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 import types
 from typing import Any, NamedTuple
@@ -40,6 +41,16 @@ def _package(name: str, path: str) -> types.ModuleType:
     module.__file__ = None
     sys.modules[name] = module
     return module
+
+
+def _version(root: str) -> str:
+    """The ``__version__`` the package's ``__init__`` would set, read from it without running it."""
+    try:
+        with open(f"{root}/__init__.py", encoding="utf-8") as fh:
+            found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", fh.read(), re.M)
+    except OSError:
+        return ""
+    return found.group(1) if found else ""
 
 
 def _whole() -> Library:
@@ -61,7 +72,7 @@ def load() -> Library:
                _package("kubernetes.client.models", f"{root}/client/models")]
     try:
         package, client = created[0], created[1]
-        package.__version__ = None
+        package.__version__ = client.__version__ = _version(root)
         package.client = client
         client.models = created[2]
         configuration = importlib.import_module("kubernetes.client.configuration")
