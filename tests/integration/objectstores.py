@@ -407,7 +407,8 @@ class ObjectStorage:
     def purge_tenant(self, account):
         """Remove what an ObjectStoreAccount's tenant holds at the gateway, best effort, in the order the gateway
         requires: every bucket with its objects (admin ops), the IAM users left in the account (their keys and
-        policies first), the user whose key the account holds, the RGW account. Returns what failed (texts)."""
+        policies first), the user whose key the account holds, the RGW account. Returns what failed (texts); an
+        IAM user still there counts as a failure too: the orders' teardown should have deleted it."""
         rgw, failed = self.admin(), []
         status, spec = account.get("status") or {}, account.get("spec") or {}
         account_id = status.get("accountID", "")
@@ -426,7 +427,10 @@ class ObjectStorage:
             root_s3 = RgwS3(self.endpoint, key, self.region)
             attempt("listing the buckets", lambda: buckets.extend(root_s3.list_buckets()))
             if status.get("scope") == "Bucket":
-                attempt("removing the IAM users", lambda: _remove_iam_users(self.iam(key)))
+                left = []
+                attempt("removing the IAM users", lambda: left.extend(_remove_iam_users(self.iam(key))))
+                if left:
+                    failed.append(f"IAM users left after the teardown: {left}")
         for bucket in buckets:
             attempt(f"bucket {bucket}", lambda b=bucket: rgw.request("DELETE", "bucket",
                                                                       {"bucket": b, "purge-objects": True}))
@@ -482,13 +486,15 @@ class ObjectStorage:
 
 
 def _remove_iam_users(iam):
-    for user in iam.client.list_users().get("Users", []):
-        name = user["UserName"]
+    """Delete every IAM user of the account ``iam`` signs for; their names."""
+    names = [user["UserName"] for user in iam.client.list_users().get("Users", [])]
+    for name in names:
         for key in iam.list_access_keys(name):
             iam.delete_access_key(key["AccessKeyId"], name)
         for policy in iam.list_user_policies(name):
             iam.delete_user_policy(name, policy)
         iam.delete_user(name)
+    return names
 
 
 def _etcd(url, body):

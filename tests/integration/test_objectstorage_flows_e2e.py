@@ -343,6 +343,8 @@ def test_migration_adopts_the_legacy_user_moves_each_bucket_then_rotates_the_acc
         rotated = storage.account_key(account)
         world.watch.saw(own_two, rotated)
         assert rotated != legacy and storage.get(CREDENTIAL, ns, "two")["status"]["credentialScope"] == "Bucket"
+        assert naming.FINALIZER in storage.get(CREDENTIAL, ns, "two")["metadata"]["finalizers"], \
+            "an order on an account that is usable at once gets its teardown finalizer"
         assert storage.error_code(lambda: storage.s3(legacy).list_buckets()) == "InvalidAccessKeyId", \
             "the old account key is rejected"
         assert storage.reads(storage.s3(own_one), one, "before.txt", BEFORE), "per-bucket keys are unaffected"
@@ -443,7 +445,16 @@ def test_a_store_without_per_bucket_credentials_sets_up_new_accounts_shared_and_
                     f"{ns}/{name}: a migrated account's root key is never delivered"
                 world.watch.saw(storage.delivered_key(ns, name))
                 world.watch.look(CREDENTIAL, ns, name)
+                assert naming.FINALIZER in order["metadata"].get("finalizers", []), f"{ns}/{name} is torn down"
             world.watch.look(ACCOUNT, CP_NS, storage.account_of(ns, store=store)["metadata"]["name"])
+
+        # an order made on an account that was usable from its first pass is torn down at the gateway as well
+        second = storage.delivered_key(a, "second")
+        root_iam = storage.iam(storage.account_key(name_a))
+        storage.delete(CREDENTIAL, a, "second")
+        world.until(lambda r: storage.get(CREDENTIAL, a, "second") is None, "a/second to be torn down", **both)
+        assert storage.rejected(second, f"{a}-second") == "InvalidAccessKeyId"
+        assert f"{a}-second" not in [u["UserName"] for u in root_iam.client.list_users()["Users"]]
     world.no_leaks()
 
 

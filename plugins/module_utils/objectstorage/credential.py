@@ -184,12 +184,12 @@ def _carried(raw: Any, secret_name: str) -> CredentialFields:
 # -- one pass ------------------------------------------------------------------------------------------------
 class _Pass:
     def __init__(self, snap: CredentialSnapshot, spec: CredentialSpec, store: StoreView, cp: ControlPlaneView,
-                 account: AccountView) -> None:
+                 account: AccountView, out: Outcome) -> None:
         self.snap, self.spec, self.store, self.cp, self.account = snap, spec, store, cp, account
         identity = spec.identity
         self.names = naming.credential_names(snap.cluster, identity.namespace, identity.name, store.key[0])
         self.labels = naming.LABELS.child(snap.cluster, identity.namespace, identity.name)
-        self.out = Outcome()
+        self.out = out  # holds the finalizer patch decided before the pass got this far
         self.fields = _carried(snap.order, self.names.delivered)
         children = [c for c in snap.children if carries_labels(c, self.labels) and self.names.is_child_name(name_of(c))]
         self.children = children
@@ -284,7 +284,7 @@ def decide_credential(snap: CredentialSnapshot) -> Decision:
     failure = next((snap.read_failures[p] for p in (CHILDREN, SECRET_STORES) if snap.read_failures.get(p)), None)
     if failure:
         return _refused(snap, CREDENTIAL_ERROR, failure, requeue.ERROR_RETRY, both=False, out=out)
-    run = _Pass(snap, spec, store, cp, account)
+    run = _Pass(snap, spec, store, cp, account, out)
     _scope_label(run)
     if account.scope == SHARED_SCOPE:
         return _shared(run)
