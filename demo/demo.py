@@ -5,6 +5,10 @@ runs) against the local stack, limited to the demo namespace and on its own Leas
 pass: the order goes Ready, the delivered clouds.yaml gets a token from Keystone, an edited delivered password
 is repaired by the controller reacting to the Secret's watch event, and raising spec.passwordGeneration
 rotates the password. Finally the controller is stopped with SIGTERM (exit code 0, Lease released).
+
+Then object storage (bucket_credential.py): a BucketCredential ordered from the same namespace on the stack's real
+Ceph RGW, its delivered key used with an S3 client, a rotation through slot 2 and the revocation of slot 1, after
+which the gateway rejects the old key.
 """
 import base64
 import os
@@ -22,6 +26,7 @@ from keystoneauth1 import loading, session
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "controller"))
 from c5c3_orders_controller.process import ControllerProcess  # noqa: E402
+from bucket_credential import BucketDemo  # noqa: E402  (beside this file)
 
 NAMESPACE, NAME = "tenant-a", "demo"
 PREFIX = re.compile(r"^[A-Z]+ c5c3_orders_controller(\.\w+)?: ")
@@ -91,6 +96,14 @@ class Log:
 
 def main():
     load_env()
+    code = keystone_user()
+    BucketDemo(NAMESPACE).run()
+    if code != 0:
+        sys.exit(code)
+
+
+def keystone_user():
+    """The KeystoneUser part, driven by the controller; its exit code."""
     lease = "c5c3-orders-demo-" + uuid.uuid4().hex[:6]
     ctl = ControllerProcess(REPO / ".stack" / "demo-controller", "demo", lease, namespaces=[NAMESPACE],
                             kubeconfig=os.environ["KUBECONFIG"])
@@ -156,8 +169,7 @@ spec:
         log.show()
         print(f"   exit code {code}")
         subprocess.run(["kubectl", "delete", "lease", "-n", "default", lease], capture_output=True)
-    if code != 0:
-        sys.exit(code)
+    return code
 
 
 if __name__ == "__main__":
