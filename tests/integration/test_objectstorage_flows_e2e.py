@@ -208,6 +208,17 @@ def test_public_read_composes_with_the_grant_and_a_policy_written_at_the_gateway
         assert sids(root_s3.get_bucket_policy(bucket)) == {GRANT_SID, PUBLIC_READ_SID}, "both statements"
         assert anonymous_get() is None and storage.reads(public, bucket, "index.html", b"page")
         assert storage.reads(tenant, bucket, "index.html", b"page")
+        storage.create_credential(ns, "again", bucket)  # one order per bucket
+        world.until_stored(CREDENTIAL, ns, "again", lambda o: reason_of(o, "CredentialReady")
+                           == "BucketCredentialExists", "a second order of the bucket to be refused", namespaces=[ns])
+        assert storage.delivered(ns, "again") is None
+        storage.delete(CREDENTIAL, ns, "again")
+        sent = []
+        world.until(lambda r: sent.extend(a for a in (entry(r, CREDENTIAL, ns, "again") or {}).get("actions", [])
+                                          if a.startswith(("call gateway", "issue a key")))
+                    or storage.get(CREDENTIAL, ns, "again") is None, "the refused order to go", namespaces=[ns])
+        assert sent == [], f"the refused order's teardown touched the holder's credential: {sent}"
+        assert storage.iam(root).list_user_policies(bucket) == [naming.INLINE_POLICY]
 
         # public read off: anonymous reads are refused, the key works on
         storage.patch_credential(ns, ORDER, {"spec": {"publicRead": False}})
@@ -415,6 +426,25 @@ def test_a_store_without_per_bucket_credentials_sets_up_new_accounts_shared_and_
         assert status_of(storage.account_of(a, store=store), "scope") == "Shared"
         assert storage.delivered_key(a, "first") == shared
         assert status_of(storage.get(CREDENTIAL, b, "first"), "credentialScope") == "Bucket"
+
+        # one order per bucket: tenant b may not order a bucket tenant a holds, with an order or without one
+        storage.s3(shared).create_bucket(Bucket=f"{a}-unordered")
+        storage.create_credential(b, "taken", f"{a}-first", store=store)
+        storage.create_credential(b, "foreign", f"{a}-unordered", store=store)
+        world.until(lambda r: all(storage.reason(CREDENTIAL, b, n, "CredentialReady") == "BucketOwnedElsewhere"
+                                  for n in ("taken", "foreign")), "tenant b's orders of a's buckets to be refused",
+                    **both)
+        for name in ("taken", "foreign"):
+            message = storage.condition(storage.get(CREDENTIAL, b, name), "CredentialReady")["message"]
+            assert a not in message.replace(f"{a}-first", "").replace(f"{a}-unordered", ""), \
+                "the refusal names no other tenant"
+            assert storage.delivered(b, name) is None
+        assert storage.delivered_key(a, "first") == shared and \
+            rgw.get_bucket(f"{a}-unordered", stats=False)["owner"] == shared_uid, "tenant a's buckets are untouched"
+        for name in ("taken", "foreign"):
+            storage.delete(CREDENTIAL, b, name)
+        world.until(lambda r: not any(storage.get(CREDENTIAL, b, n) for n in ("taken", "foreign")),
+                    "the refused orders to go", **both)
 
         # tenant a migrated: the next pass moves its order to a key of its own
         storage.patch_account(name_a, {"migrate": True})

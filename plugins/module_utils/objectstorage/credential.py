@@ -518,7 +518,7 @@ def tear_down(snap: CredentialSnapshot, identity: OrderIdentity) -> Decision:
     """Revoke every key, delete the inline policy, drop the grant from the bucket policy, delete the IAM user (in
     the order the gateway requires: DeleteUser conflicts while keys or policies remain), then delete the children;
     the bucket stays. Patient while the store exists (a store that is not ready holds the teardown); fail open
-    once the store is gone."""
+    once the store is gone. An order refused because another holds its bucket sends nothing to the gateway."""
     out = Outcome()
     fields = _carried(snap.order, f"{identity.name}-s3")
     waiting = Verdict(False, WAITING_FOR_KEYS, "the order is being deleted")
@@ -552,7 +552,7 @@ def tear_down(snap: CredentialSnapshot, identity: OrderIdentity) -> Decision:
             WAIT_STORE, deleting=True)
     account = read_account(snap.account)
     gateway_clean = True
-    if account is not None and account.scope == BUCKET and spec is not None:
+    if account is not None and account.scope == BUCKET and spec is not None and _held(snap, spec, identity):
         gateway_clean = _revoke_everything(snap, out, spec, store, account, names, children)
         if gateway_clean is None:
             return _decide(snap, out, fields, Verdict(False, GATEWAY_ERROR, (
@@ -571,6 +571,13 @@ def tear_down(snap: CredentialSnapshot, identity: OrderIdentity) -> Decision:
     return _decide(snap, out, fields, Verdict(False, WAITING_FOR_KEYS, (
         "the order is being deleted; waiting for its children to go: " + ", ".join(step.waiting_for))),
         delivery, requeue.TEARDOWN, deleting=True)
+
+
+def _held(snap: CredentialSnapshot, spec: CredentialSpec, identity: OrderIdentity) -> bool:
+    """Whether the order being deleted held its bucket: not when an earlier order does (it was refused, and the
+    IAM user named after the bucket, its policy and the grant are the holder's)."""
+    cp = read_control_plane(snap.control_plane) if snap.control_plane is not None else None
+    return cp is None or _holder(snap, spec, identity, cp) is None
 
 
 def _released(snap: CredentialSnapshot, actions: List[Any], fields: CredentialFields, credential: Verdict,
