@@ -91,14 +91,18 @@ def memory(kubeconfig):
 PLAYBOOKS = {"naive": "naive.yml", "bulk": "bulk.yml"}
 
 
-def baseline(kubeconfig, namespaces, workdir, timeout=None, playbook="naive"):
-    """A baseline playbook (``PLAYBOOKS``) over every order in ``namespaces``; requests counted per module process."""
+def baseline(kubeconfig, namespaces, workdir, timeout=None, playbook="naive", order_limit=None):
+    """A baseline playbook (``PLAYBOOKS``) over every order in ``namespaces`` (the naive one: the first
+    ``order_limit`` of them, when given); requests counted per module process."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     counts = workdir / "requests.log"
     counts.unlink(missing_ok=True)
     extra = workdir / "vars.json"
-    extra.write_text(json.dumps({"namespaces": list(namespaces), "ansible_python_interpreter": sys.executable}))
+    extra_vars = {"namespaces": list(namespaces), "ansible_python_interpreter": sys.executable}
+    if order_limit is not None:
+        extra_vars["order_limit"] = order_limit
+    extra.write_text(json.dumps(extra_vars))
     env = {
         "ANSIBLE_COLLECTIONS_PATH": f"{DEPS}:{COLLECTIONS}",
         "ANSIBLE_PIPELINING": "true",           # the fastest stock setting; gives the baseline its best chance

@@ -71,7 +71,8 @@ def _base(size, playbook, scenario):
 def _base_cell(b, digits=1):
     if b is None:
         return "not run"
-    return f"{b['wall']:.{digits}f}" + (f" (extrapolated from N={b['from']})" if b.get("extrapolated") else "")
+    return f"{b['wall']:.{digits}f}" + (f" (extrapolated from a run over {b['from']} orders)"
+                                         if b.get("extrapolated") else "")
 
 
 def _throttled(f):
@@ -169,7 +170,7 @@ def targets(results):
     if bulk:
         ratio = bulk["wall"] / size["converged"]["wall"]
         text = f"{ratio:.0f}x ({bulk['wall']:.1f} s against {size['converged']['wall']:.2f} s"
-        text += f", bulk extrapolated from N={bulk['from']})" if bulk.get("extrapolated") else ")"
+        text += f", bulk extrapolated from a run over {bulk['from']} orders)" if bulk.get("extrapolated") else ")"
         rows.append((f"converged pass at 1,000 orders at least {BULK_RATIO:.0f}x ahead of the bulk playbook", text,
                      ratio >= BULK_RATIO))
     else:
@@ -405,8 +406,10 @@ def write(results, repo, plugins=()):
         "consent; it re-applies every object on every run, which is how it repairs drift. So the ratios favour it.",
         "- **naive playbook** (`ansible-playbook benchmarks/baseline/naive.yml`): the first round's baseline, "
         "kubernetes.core `k8s_info`/`k8s` tasks looping over the orders one at a time (get the order and its "
-        "ControlPlane, get or create the password Secret, apply each child). Measured for "
-        f"{', '.join(args.get('naive_scenarios') or ['—'])} only (each scenario takes about 8 minutes at N=100).",
+        "ControlPlane, get or create the password Secret, apply each child: seven module runs per order). Measured "
+        f"for {', '.join(args.get('naive_scenarios') or ['—'])} only, over the first {args.get('naive_orders', 10)} "
+        "orders listed (`-e order_limit`), and extrapolated to N from that run's cost per order: on this loaded "
+        "machine a module run of it takes seconds, and its cost per order is the same for every order.",
         "- Both playbooks: pipelining on, facts off, requests counted per module process "
         "(`baseline/counting/sitecustomize.py`); their *first pass* runs on N further orders with no children. A "
         f"converged run is measured when its estimate fits the budget ({args.get('baseline_budget', 600):.0f} s, "
