@@ -7,10 +7,11 @@ IAM and admin-ops calls.
   admission anyway, by the reconciler; a key made on the IAM user by hand is reported and never deleted, not even
   when the order goes;
 - public read composes with the credential grant; a bucket policy written straight to the gateway is restored;
-  deletion drops only the grant;
+  deletion drops only the grant; a second order of the bucket is refused and goes without touching the gateway;
 - migration: a legacy user of the earlier world shared, adopted, its buckets moved one by one, the account key
   rotated (refused while legacy buckets remain), twice;
-- ``perBucketCredentials: false`` sets up a new account as shared and never changes one that exists;
+- ``perBucketCredentials: false`` sets up a new account as shared and never changes one that exists; another
+  tenant's bucket is refused;
 - a store that is not ready: a generic refusal for the tenant, the cause on the ObjectStore; a gateway that stops
   answering never downgrades a migrated account.
 Each checks the Events of what it made, and that no key it handled appears in any pass's output, status, Event or
