@@ -32,7 +32,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+import objectstores
 from accounts import Account, can_i, check_matrix
+from kubewait import wait_for
 from orders import CP_NS, GROUP, VERSION, Stack, unique
 from passes import assigned_namespace, order_summary, reconcile_until, run_pass
 
@@ -102,6 +104,7 @@ class Install:
         self.batch = client.BatchV1Api(kube)
         self.rbac = client.RbacAuthorizationV1Api(kube)
         self.admission = client.AdmissionregistrationV1Api(kube)
+        self.own_namespaces = {CP_NS}  # and those the tests make (tenant, unassigned)
         self.current = None
 
     def vars(self, **extra):
@@ -138,11 +141,20 @@ class Install:
         assert command[:3] == ["ansible-playbook", "c5c3.orders.access", "-e"], command
         return json.loads(command[3])
 
-    def sync(self, targets=(), check=False):
-        """One run of playbooks/access.yml as the access-sync account, with the CronJob's variables."""
+    def sync(self, targets=(), check=False, settle=()):
+        """One run of playbooks/access.yml as the access-sync account, with the CronJob's variables; then wait until
+        the apiserver's authorizer (fed by an informer, so a moment behind under load) shows what it applied and
+        revoked in this module's namespaces (others' come and go meanwhile) - on the management cluster, and on each
+        ``(cluster, kubeconfig, user, namespaces)`` of ``settle``."""
         extra = dict(self.cronjob_vars(), c5c3_namespace_access_target_clusters=list(targets),
                      c5c3_namespace_access_target_clusters_dir="")
-        return playbook("access.yml", extra, self.access_sync().kubeconfig, check=check)
+        play = playbook("access.yml", extra, self.access_sync().kubeconfig, check=check)
+        if not check:
+            summary = _summary(play)
+            mine = [("management", self.kubeconfig, self.sa_user, self.own_namespaces)] + list(settle)
+            for cluster, kubeconfig, user, namespaces in mine:
+                _settle_grants(kubeconfig, user, summary.get(cluster, {}), namespaces)
+        return play
 
 
 @pytest.fixture(scope="module")
@@ -268,22 +280,32 @@ def test_deployment_mode_is_accepted_and_idempotent(install, stack_env):
     assert [(s.kind, s.namespace, s.name) for s in binding.subjects] == [("ServiceAccount", install.namespace,
                                                                           install.name)]
 
+    before = _grant_uids(install)
     second = install.run(c5c3_install_mode="deployment")
-    _assert_converged(first, second, "second run")
+    _assert_converged(install, before, second, "second run")
     dry = install.run(check=True, c5c3_install_mode="deployment")
-    _assert_converged(first, dry, "check mode on an installed cluster")
+    _assert_converged(install, before, dry, "check mode on an installed cluster")
 
 
 GRANT_TASK = "c5c3.orders.namespace_access : Grant what is missing (management)"
 
 
-def _assert_converged(first, again, what):
-    """``again`` changed nothing - but for grants in namespaces other tests assigned meanwhile (the stack is shared,
-    and the install runs the access sync): nothing the first run granted was written again."""
+def _grant_uids(install):
+    """``{"<grant>:<namespace>": uid}`` of the access sync's RoleBindings for this install."""
+    items = install.rbac.list_role_binding_for_all_namespaces(
+        label_selector=f"app.kubernetes.io/managed-by=c5c3.orders.namespace_access,"
+                       f"app.kubernetes.io/instance={install.name}").items
+    return {f"{b.metadata.labels['c5c3.io/grant']}:{b.metadata.namespace}": b.metadata.uid for b in items}
+
+
+def _assert_converged(install, before, again, what):
+    """``again`` changed nothing but grants that were not there: the stack is shared, and other tests assign (and
+    delete) namespaces meanwhile; a grant that existed (same uid) must never be written again."""
     unexpected = [t for t in again.changed_tasks() if t != GRANT_TASK]
     assert not unexpected, f"{what} changed: {unexpected}"
-    rewritten = set(_summary(again)["management"]["applied"]) & set(_summary(first)["management"]["granted"])
-    assert not rewritten, f"{what} granted again: {rewritten}"
+    now = _grant_uids(install)
+    rewritten = [g for g in _summary(again)["management"]["applied"] if g in before and before[g] == now.get(g)]
+    assert not rewritten, f"{what} rewrote existing grants: {rewritten}"
 
 
 def _management_matrix(install, mode, tenant, other):
@@ -427,15 +449,17 @@ def _access_sync_matrix(install, tenant):
 
 
 @pytest.fixture
-def tenant(stack):
+def tenant(stack, install):
     with assigned_namespace(stack, "inst-tenant") as ns:
+        install.own_namespaces.add(ns)
         yield ns
 
 
 @pytest.fixture
-def unassigned(stack):
+def unassigned(stack, install):
     ns = unique("inst-other")
     stack.core.create_namespace({"metadata": {"name": ns}})
+    install.own_namespaces.add(ns)
     yield ns
     stack.core.delete_namespace(ns)
 
@@ -566,6 +590,19 @@ def _grants(install, namespace):
     return can_i(install.kubeconfig, install.sa_user, "get", "secrets", namespace)
 
 
+def _settle_grants(kubeconfig, user, cluster_summary, namespaces):
+    """Wait until every grant the access sync applied in ``namespaces`` answers yes to ``user``, every one it revoked
+    there (and nothing else grants) no."""
+    granted = {entry.split(":", 1)[1] for entry in cluster_summary.get("granted", [])}
+    for expected, field in ((True, "applied"), (False, "revoked")):
+        for entry in cluster_summary.get(field, []):
+            namespace = entry.split(":", 1)[1] if field == "applied" else entry.split("/", 1)[0]
+            if namespace not in namespaces or (not expected and namespace in granted):
+                continue
+            wait_for(lambda: can_i(kubeconfig, user, "get", "secrets", namespace) == expected, timeout=60,
+                     interval=0.5, what=f"{user} to {'get' if expected else 'lose'} secrets in {namespace}")
+
+
 SUMMARY = re.compile(r'"c5c3\.orders access (?:\(check mode\) )?present: (.*)"$', re.M)
 
 
@@ -682,6 +719,19 @@ def test_a_pass_as_the_service_account_provisions_repairs_and_tears_down(install
                 orders=[f"{tenant}/{name}"])
 
 
+@pytest.mark.parametrize("kind", ["keystoneuser", "objectstorage"])
+def test_a_full_check_mode_pass_as_the_service_account_reads_everything_it_needs(install, kind):
+    """Every order, store and account on the stack, both modules, reading as the account: nothing is unreadable and
+    no error names the account (a 403 names the user it refused). Check mode: nothing is written."""
+    install.ensure(c5c3_install_mode="deployment")
+    install.sync()
+    runner = objectstores.run_pass if kind == "objectstorage" else run_pass
+    result = runner(check_mode=True, impersonate_user=install.sa_user, impersonate_groups=install.sa_groups)
+    assert result.get("unreadable") in (None, []), result.get("unreadable")
+    refused = [o for o in result["orders"] if install.sa_user in json.dumps(o)]
+    assert not refused, json.dumps(refused, indent=1)[:3000]
+
+
 # -- the CronJob alternative ------------------------------------------------------------------------------------
 
 def test_cronjob_mode_replaces_the_deployment(install, stack_env, tenant, unassigned):
@@ -708,8 +758,9 @@ def test_cronjob_mode_replaces_the_deployment(install, stack_env, tenant, unassi
     # the access sync is part of either mode
     assert install.exists(install.batch.read_namespaced_cron_job, install.sync_name, install.namespace)
 
+    before = _grant_uids(install)
     again = install.run(c5c3_install_mode="cronjob")
-    _assert_converged(play, again, "second run")
+    _assert_converged(install, before, again, "second run")
     install.sync()
     check_matrix(stack_env["KUBECONFIG"], install.sa_user, _management_matrix(install, "cronjob", tenant, unassigned),
                  "cronjob mode: no watch, no Lease")
@@ -774,6 +825,10 @@ class TargetAccess:
         """This cluster as the access sync sees it: its own access-sync account's kubeconfig, the operator."""
         sync = Account(self.kubeconfig, self.sa_namespace, f"{self.name}-access-sync", self.workdir)
         return {"name": self.cluster, "kubeconfig": sync.kubeconfig, "subjects": self.subjects}
+
+    def settle(self):
+        """What ``Install.sync`` waits for on this cluster: the operator's grants in the test's namespaces."""
+        return (self.cluster, self.kubeconfig, self.user, set(self.namespaces))
 
     def kubeconfig_as_operator(self):
         """The target's kubeconfig with the operator account's token instead of the admin's certificate."""
@@ -895,7 +950,7 @@ def test_edge_grants_follow_the_assignments_and_drain(install, stack, edge):
     for ns in (a, b):
         stack.assign(ns, edge.cluster)
     try:
-        synced = _summary(install.sync(targets=[edge.sync_entry()]))[edge.cluster]
+        synced = _summary(install.sync(targets=[edge.sync_entry()], settle=[edge.settle()]))[edge.cluster]
         assert {f"tenant:{a}", f"tenant:{b}"} <= set(synced["granted"]), synced
         check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge, granted=(a, b)), "edge-1, both assigned")
 
@@ -914,19 +969,19 @@ def test_edge_grants_follow_the_assignments_and_drain(install, stack, edge):
         _edge_order(edge, b, holder, ["c5c3.io/keystoneuser-teardown"])
         for ns in (a, b):
             stack.withdraw(ns, edge.cluster)
-        drained = _summary(install.sync(targets=[edge.sync_entry()]))[edge.cluster]
+        drained = _summary(install.sync(targets=[edge.sync_entry()], settle=[edge.settle()]))[edge.cluster]
         assert f"tenant:{b}" in drained["draining"] and f"{a}/{edge.name}-tenant" in drained["revoked"], drained
         check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge, granted=(b,)),
                      "edge-1, both withdrawn, an order in b holds the teardown finalizer")
 
         _drop_edge_order(edge, b, holder)
-        install.sync(targets=[edge.sync_entry()])
+        install.sync(targets=[edge.sync_entry()], settle=[edge.settle()])
         check_matrix(edge.kubeconfig, edge.user, _target_matrix(edge, granted=()), "edge-1, nothing left to drain")
     finally:
         _drop_edge_order(edge, b, holder)
         for ns in (a, b):
             stack.withdraw(ns, edge.cluster)
-        install.sync(targets=[edge.sync_entry()])
+        install.sync(targets=[edge.sync_entry()], settle=[edge.settle()])
 
 
 def test_a_pass_with_the_target_account_provisions_and_tears_down_an_edge_order(install, stack, edge, stack_env):
@@ -936,7 +991,7 @@ def test_a_pass_with_the_target_account_provisions_and_tears_down_an_edge_order(
     cluster = edge.cluster
     ns, name = edge.namespaces[0], unique("edge-order")
     stack.assign(ns, cluster)
-    install.sync(targets=[edge.sync_entry()])
+    install.sync(targets=[edge.sync_entry()], settle=[edge.settle()])
 
     def get():
         return stack.order(ns, name, co=edge.co)
@@ -961,7 +1016,7 @@ def test_a_pass_with_the_target_account_provisions_and_tears_down_an_edge_order(
                                                                {"metadata": {"finalizers": None}}),
                 orders=[f"{ns}/{name}"], target_clusters=admin_target)
         stack.withdraw(ns, cluster)
-        install.sync(targets=[edge.sync_entry()])
+        install.sync(targets=[edge.sync_entry()], settle=[edge.settle()])
 
 
 # -- the reconcile role and the execution environment -----------------------------------------------------------
