@@ -161,7 +161,7 @@ def main(argv=None) -> int:
         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "host": f"a {os.cpu_count()}-core machine", "duration_min": round((time.time() - started) / 60, 1),
         "commit": git("rev-parse", "--short", "HEAD"), "dirty": bool(git("status", "--porcelain", "plugins")),
-        "interval": INTERVAL, "rows": rows, "write_points": matrix["write_points"],
+        "load_average": [round(x, 1) for x in os.getloadavg()], "interval": INTERVAL, "rows": rows, "write_points": matrix["write_points"],
         "run_leaks": leaks, "run_scanned": scanned,
         "run_skipped": ["etcd data (the Secrets themselves, unencrypted at rest)",
                         "MariaDB data (Keystone's bcrypt hashes)"],

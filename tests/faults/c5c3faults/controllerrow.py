@@ -79,8 +79,9 @@ def run_controller_row(stack: StackHandle, workdir: Path) -> RowOutcome:
     key = world.key
 
     def replica(name: str) -> ControllerProcess:
+        env = dict(os.environ, C5C3_KEYSTONE_INTERNAL_URLS=stack.env.get("C5C3_KEYSTONE_INTERNAL_URLS", "{}"))
         proc = ControllerProcess(workdir, name, lease, namespaces=[world.namespace], kubeconfig=stack.pass_kubeconfig,
-                                 extra_args=["--lease-namespace", "default", "--debounce", "1"])
+                                 extra_args=["--lease-namespace", "default", "--debounce", "1"], env=env)
         replicas.append(proc)
         return proc.start()
 

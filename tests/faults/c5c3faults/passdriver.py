@@ -90,6 +90,9 @@ class PassDriver:
     # passes ------------------------------------------------------------------------------------------
     def _args(self) -> dict:
         args = {"kubeconfig": self.stack.pass_kubeconfig, "namespaces": self.namespaces}
+        internal = self.stack.env.get("C5C3_KEYSTONE_INTERNAL_URLS")
+        if internal:  # what the role passes from the same variable: the stack's Keystone listens on loopback
+            args["keystone_internal_urls"] = json.loads(internal)
         if self.targets:
             args["target_clusters"] = [{"name": n, "kubeconfig": k} for n, k in sorted(self.targets.items())]
         return args

@@ -107,7 +107,10 @@ def render(results: dict) -> str:
         "[testing.md](testing.md#the-fault-matrix-make-faults).",
         "",
         f"Run of {results['started']} on {results['host']}, {results['duration_min']} min, commit `{results['commit']}`"
-        f"{' plus uncommitted changes in plugins/' if results.get('dirty') else ''}.",
+        f"{' plus uncommitted changes in plugins/' if results.get('dirty') else ''}"
+        + (f"; load average {results['load_average'][0]} / {results['load_average'][2]} (1 / 15 min) at its end: "
+           "other test runs shared the cores, so times are upper bounds" if results.get("load_average") else "")
+        + ".",
         "",
         f"**{len(rows)} rows; {len(judged)} with the fault injected, {converged} of them converged; "
         f"{violations} invariant violation(s).** The observer took {samples} samples "

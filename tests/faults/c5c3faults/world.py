@@ -181,6 +181,7 @@ class World:
             plural, name = parts[-1], entry.get("name", "")
         else:
             plural, name = parts[-2], parts[-1]
+        whose = ""
         for key in self.orders():
             stem = base_name(key)
             if name.startswith(stem):
@@ -189,8 +190,12 @@ class World:
                 name = "…-credentials"
             elif name == key[2]:
                 name = "<order>"
+            else:
+                continue
+            whose = "" if key == self.key else " (bystander)"
+            break
         where = "" if entry.get("cluster", "") == "" else f" on {entry['cluster']}"
-        return re.sub(r"\s+", " ", f"{entry['method']} {plural}{subresource} {name}{where}").strip()
+        return re.sub(r"\s+", " ", f"{entry['method']} {plural}{subresource} {name}{where}{whose}").strip()
 
     def dump_events(self) -> Path:
         """Events of the row's namespaces (both clusters) and of the ControlPlane's, for the secrets scan."""

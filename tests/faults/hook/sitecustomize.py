@@ -26,12 +26,14 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 
 HOOK_DIR = os.environ.get("C5C3_FAULTS_HOOK_DIR")
 PASS_ID = os.environ.get("C5C3_FAULTS_PASS_ID", "")
 TARGET = "ansible_collections.c5c3.orders.plugins.module_utils.k8s.client"
 INTRUDER = "c5c3-faults-intruder"
+_LOCK = threading.RLock()
 
 
 def _path(name):
@@ -55,13 +57,18 @@ def _write_json(name, data):
 
 def _log(entry):
     entry = dict(entry, pass_id=PASS_ID, t=round(time.time(), 3))
-    with open(_path("requests.jsonl"), "a") as fh:
+    with _LOCK, open(_path("requests.jsonl"), "a") as fh:
         fh.write(json.dumps(entry) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
 
 
 def _next_write_index():
+    with _LOCK:  # a pass writes for several orders from a small pool of threads
+        return _bump_write_count()
+
+
+def _bump_write_count():
     try:
         with open(_path("writes.count")) as fh:
             count = int(fh.read().strip() or 0)
@@ -83,11 +90,12 @@ def _has_precondition(body):
 
 
 def _pause_if_asked(signature):
-    spec = _read_json("pause.json")
-    if not spec or not re.search(spec["before_match"], signature):
-        return
-    os.unlink(_path("pause.json"))
-    _write_json("paused", {"signature": signature, "pass_id": PASS_ID})
+    with _LOCK:  # one pause per armed pattern, whichever of the pass's threads gets there first
+        spec = _read_json("pause.json")
+        if not spec or not re.search(spec["before_match"], signature):
+            return
+        os.unlink(_path("pause.json"))
+        _write_json("paused", {"signature": signature, "pass_id": PASS_ID})
     deadline = time.monotonic() + float(spec.get("timeout", 300))
     while not os.path.exists(_path("resume")) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -98,11 +106,12 @@ def _pause_if_asked(signature):
 
 
 def _intrude_if_asked(method, path, body):
-    spec = _read_json("intrude.json")
-    if not spec or spec.get("remaining", 0) <= 0 or not _has_precondition(body):
-        return
-    spec["remaining"] -= 1
-    _write_json("intrude.json", spec)
+    with _LOCK:
+        spec = _read_json("intrude.json")
+        if not spec or spec.get("remaining", 0) <= 0 or not _has_precondition(body):
+            return
+        spec["remaining"] -= 1
+        _write_json("intrude.json", spec)
     from kubernetes import config as k8s_config  # pylint: disable=import-outside-toplevel
     api = k8s_config.new_client_from_config(config_file=spec["kubeconfig"])
     target = path[:-len("/status")] if path.endswith("/status") else path
@@ -149,8 +158,12 @@ def _wrap(client_module):
                 if kill.get("after_write") == entry["n"] or (
                         kill.get("after_match") and re.search(kill["after_match"], signature)):
                     if kill.get("after_match"):  # one kill per armed pattern
-                        os.unlink(_path("kill.json"))
-                    _log({"killed": True, "after": entry["n"], "method": method, "path": path})
+                        try:
+                            os.unlink(_path("kill.json"))
+                        except OSError:
+                            pass
+                    _log({"killed": True, "after": entry["n"], "method": method, "path": path,
+                          "name": entry.get("name", ""), "cluster": entry["cluster"]})
                     os.kill(os.getpid(), signal.SIGKILL)
 
     client_module.KubeClient.request = request
