@@ -80,6 +80,7 @@ class ClusterReads:
         self._secret_names: Dict[str, Dict[str, Mapping[str, Any]]] = {}  # namespace -> name -> Secret (lazily)
         self.role_assignments: Dict[str, Listing] = {}
         self.app_credentials: Dict[str, Listing] = {}
+        self.read_namespaces: Set[str] = set()   # a target's namespaces read: assigned, and draining
 
     def serves(self, resource: R.Resource) -> bool:
         return resource.plural in self.served
@@ -145,21 +146,34 @@ class KeystoneUserSource:
         if not cps.ok:
             self.cp_error = cps.error
         self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
-        self._read_orders(management, cps)
+        self._read_orders(management, cps, set())
+        if self.limited:  # the selection names its orders' namespaces: read them on targets even when withdrawn
+            wanted = set(self.selection.namespaces) | {o.split("/", 1)[0] for o in self.selection.orders}
+            self._read_targets(cps, lambda _target: wanted)
+            self._read_children(child_selector({name_of(o) for c in self.clusters for o in c.orders}))
+        else:  # children first: a target's withdrawn namespace whose orders still have children is read too
+            self._read_children(LABEL_NAME)
+            self._read_targets(cps, self._draining)
+            self._read_children(LABEL_NAME)  # a target's teardown may name a ControlPlane namespace not read yet
+        for cluster in self.clusters:
+            if cluster.error is None:
+                self._read_beside_orders(cluster, LABEL_NAME if not self.limited else child_selector(
+                    {name_of(o) for c in self.clusters for o in c.orders}), cps.items)
+        self._index_rivals()
+
+    def _read_targets(self, cps: Listing, extra: Callable[[ClusterReads], Set[str]]) -> None:
         for target in self.clusters[1:]:
             if self.cp_error:
                 target.error = f"cluster {target.name} is not read: {self.cp_error}"
             elif target.discover():
-                self._read_orders(target, cps)
-        names = {name_of(o) for c in self.clusters for o in c.orders} if self.limited else None
-        selector = child_selector(names)
-        self._read_children(selector)
-        for cluster in self.clusters:
-            if cluster.error is None:
-                self._read_beside_orders(cluster, selector, cps.items)
-        self._index_rivals()
+                self._read_orders(target, cps, extra(target))
 
-    def _read_orders(self, cluster: ClusterReads, cps: Listing) -> None:
+    def _draining(self, target: ClusterReads) -> Set[str]:
+        """The namespaces of a target whose assignment was withdrawn while orders there still have children: their
+        teardown must run, and the access sync keeps the grant there until it has (draining)."""
+        return {namespace for cluster, namespace, _name in self.children if cluster == target.name}
+
+    def _read_orders(self, cluster: ClusterReads, cps: Listing, extra: Set[str]) -> None:
         if not cluster.serves(R.KEYSTONEUSER):
             return
         if cluster.name == "":
@@ -168,7 +182,8 @@ class KeystoneUserSource:
                 cluster.error = listing.error
             cluster.orders = [o for o in listing.items if self.selection.wants(namespace_of(o), name_of(o))]
             return
-        for namespace in sorted(assigned_namespaces(cps.items, cluster.name)):
+        cluster.read_namespaces = assigned_namespaces(cps.items, cluster.name) | extra
+        for namespace in sorted(cluster.read_namespaces):
             if not self.selection.may_want_namespace(namespace):
                 continue
             listing = guarded_list(cluster.service, R.KEYSTONEUSER, namespace, cluster=cluster.name)
@@ -189,7 +204,7 @@ class KeystoneUserSource:
 
     def _read_children(self, selector: str) -> None:
         service = self.clusters[0].service
-        for namespace in sorted(self._cp_namespaces()):
+        for namespace in sorted(self._cp_namespaces() - set(self.stores)):  # each namespace read once
             listings = [guarded_list(service, R.SECRET, namespace, selector),
                         guarded_list(service, R.KORC_USER, namespace, selector),
                         guarded_list(service, R.PUSHSECRET, namespace, selector)]
@@ -230,7 +245,7 @@ class KeystoneUserSource:
 
     def _read_beside_orders(self, cluster: ClusterReads, selector: str, cps: List[Mapping[str, Any]]) -> None:
         holding = {namespace_of(o) for o in cluster.orders}
-        assigned = assigned_namespaces(cps, cluster.name)
+        assigned = assigned_namespaces(cps, cluster.name) | cluster.read_namespaces
         for namespace in sorted(holding & assigned):
             listing = guarded_list(cluster.service, R.SECRET, namespace, selector, cluster.name)
             for secret in listing.items:

@@ -124,16 +124,24 @@ class ObjectStorageReads:
         if not cps.ok:
             self.cp_error = cps.error
         self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
-        self._read_orders(management, cps.items)
+        self._read_orders(management, cps.items, set())
+        for namespace in sorted({key[0] for key in self.control_planes}):
+            self._read_platform(namespace)
+        if self.selection.limited:  # the selection names its orders' namespaces: read them even when withdrawn
+            wanted = set(self.selection.namespaces) | {o.split("/", 1)[0] for o in self.selection.orders}
+            def extra(_target: ClusterReads) -> Set[str]:
+                return wanted
+        else:  # children first: a target's withdrawn namespace whose orders still have children is read too
+            for namespace in sorted({key[0] for key in self.control_planes}):
+                self._read_children(namespace)
+            extra = self._draining
         for target in self.clusters[1:]:
             if self.cp_error:
                 target.error = f"cluster {target.name} is not read: {self.cp_error}"
             elif target.discover():
-                self._read_orders(target, cps.items)
-        for namespace in sorted({key[0] for key in self.control_planes}):
-            self._read_platform(namespace)
+                self._read_orders(target, cps.items, extra(target))
         self._choose()
-        for namespace in sorted(self._children_namespaces()):
+        for namespace in sorted(self._children_namespaces() - set(self.secret_stores)):  # each namespace once
             self._read_children(namespace)
         for key in sorted(self.wanted_stores):
             self._read_admin_secret(key)
@@ -144,7 +152,12 @@ class ObjectStorageReads:
             for order in orders:
                 self.rivals[(*store_ref(order), text(dig(order, "spec", "bucket")))].append((cluster_name, order))
 
-    def _read_orders(self, cluster: ClusterReads, cps: List[Mapping[str, Any]]) -> None:
+    def _draining(self, target: ClusterReads) -> Set[str]:
+        """A target's namespaces whose assignment was withdrawn while orders there still have children: their
+        teardown must run, and the access sync keeps the grant there until it has (draining)."""
+        return {namespace for cluster, namespace, _name in self.credential_children if cluster == target.name}
+
+    def _read_orders(self, cluster: ClusterReads, cps: List[Mapping[str, Any]], extra: Set[str]) -> None:
         if not cluster.serves(R.BUCKETCREDENTIAL):
             return
         if cluster.name == "":
@@ -153,7 +166,8 @@ class ObjectStorageReads:
                 cluster.error = listing.error
             self.listed[""] = list(listing.items)
         else:
-            for namespace in sorted(assigned_namespaces(cps, cluster.name)):
+            cluster.read_namespaces = assigned_namespaces(cps, cluster.name) | extra
+            for namespace in sorted(cluster.read_namespaces):
                 if not self.selection.may_want_namespace(namespace):
                     continue
                 listing = guarded_list(cluster.service, R.BUCKETCREDENTIAL, namespace, cluster=cluster.name)
@@ -248,7 +262,7 @@ class ObjectStorageReads:
 
     def _read_delivered(self, cluster: ClusterReads, cps: List[Mapping[str, Any]]) -> None:
         holding = {namespace_of(o) for o in cluster.orders}
-        for namespace in sorted(holding & assigned_namespaces(cps, cluster.name)):
+        for namespace in sorted(holding & (assigned_namespaces(cps, cluster.name) | cluster.read_namespaces)):
             listing = guarded_list(cluster.service, R.SECRET, namespace, LABELS.name, cluster.name)
             for secret in listing.items:
                 self.redactor.add_secret(secret)

@@ -215,3 +215,19 @@ def test_a_bug_in_the_core_fails_that_order_only(monkeypatch):
     result = one_pass(world())
     assert entry(result, "tenant-a")["changed"]
     assert entry(result, "tenant-b")["error"] == "internal error: ZeroDivisionError"
+
+
+def test_a_withdrawn_target_namespace_is_still_read_while_an_order_there_has_children():
+    """helper report: the teardown of an order in a namespace withdrawn on a target must still run (the access sync
+    keeps the grant there while the order holds its finalizer)."""
+    api = world(assignments=(("tenant-a", ""),))
+    labels = {"c5c3.io/keystoneuser-name": "app", "c5c3.io/keystoneuser-namespace": "gone",
+              "c5c3.io/keystoneuser-cluster": "edge-1"}
+    api.put(secret("app-12345678-user-source", CP_NS, labels))
+    edge = FakeApi("edge-1")
+    leaving = order("gone", "app")
+    leaving["metadata"].update(deletionTimestamp="2026-09-01T11:00:00Z", finalizers=["c5c3.io/keystoneuser-teardown"])
+    edge.put(leaving)
+    result = one_pass(api, {"edge-1": edge})
+    torn = entry(result, "gone", "edge-1")
+    assert torn["changed"] and any("delete" in a or "release" in a for a in torn["actions"])
