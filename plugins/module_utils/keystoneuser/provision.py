@@ -33,6 +33,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestam
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.drift import covers
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.collision import taken_by_another
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import USER_READY
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import APP_CREDENTIALS
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.externalmode import classify, external_message
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.foldnames import is_reserved
@@ -122,6 +123,11 @@ def _carried_fields(ctx: PassContext) -> StatusFields:
         next_rotation=next_rotation(status.last_rotation, ctx.spec.rotation_interval, status.password_generation),
         secret_name=ctx.names.delivered,
     )
+
+
+def _reads_provisioned(ctx: PassContext) -> bool:
+    """The order's status as read says UserReady True: consumers take its delivered password as current."""
+    return any(c.get("type") == USER_READY and c.get("status") == "True" for c in ctx.status.conditions)
 
 
 def _password_text(ctx: PassContext, generation: int) -> Optional[str]:
@@ -248,6 +254,14 @@ def _managed(ctx: PassContext, out: Outcome, fields: StatusFields, user: Mapping
     if not (covers(user.get("spec"), desired["spec"]) and carries_labels(user, desired["metadata"]["labels"])):
         repointing = korc.password_ref(user) != names.password(generation)
         why = f"point the User at password generation {generation}" + (f": {plan.cause}" if plan.cause else "")
+        if repointing and _reads_provisioned(ctx):
+            # Announce first: the order stops reading Ready before Keystone's password changes. The User is pointed
+            # at the new password only once a status saying so was written (a later pass), so an order never reads
+            # Ready with a password K-ORC has already replaced -- whatever stops the pass between the two writes.
+            return _stop(ctx, out, fields, Verdict(
+                False, WAITING_FOR_SERVICE_ACCOUNTS,
+                f"rotating {where} to password generation {generation}" + (f": {plan.cause}" if plan.cause else "")
+                + "; the User is pointed at the new password once this status is written"), requeue.MINIMUM)
         index = out.act(Apply(desired, MANAGEMENT, LEG_USER, why if repointing else "repair the User"))
         if repointing:
             # lastPasswordRotation is set when the User is pointed at a new password -- if it is.

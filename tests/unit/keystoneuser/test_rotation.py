@@ -28,20 +28,38 @@ def ac(name, order_name=NAME, deleting=True):
             "metadata": meta, "spec": {"userRef": {"name": order_name}}}
 
 
-def is_rotation(decision, generation):
-    names = [a.name for a in decision.actions]
-    return any(n.endswith(f"-password-v{generation}") for n in names) and \
-        any(isinstance(a, Apply) and a.kind == "User" for a in decision.actions)
+def points_user(decision):
+    return any(isinstance(a, Apply) and a.kind == "User" for a in decision.actions)
+
+
+def announce(world):
+    """The pass that starts a rotation only says so: UserReady False is written before the User is pointed at the
+    new password (issue 11: an order never reads Ready with a password K-ORC has already replaced)."""
+    decision = world.reconcile()
+    assert not points_user(decision), verbs(decision)
+    assert reasons(decision)[0] == "WaitingForServiceAccounts"
+    assert scenario.message(decision, "UserReady").startswith("rotating")
+    assert world.order["status"]["conditions"][0]["status"] == "False"
+    return decision
+
+
+def is_rotation(world, generation):
+    """Two passes: the announcement (the new password Secret is created), then the User pointed at it."""
+    first = announce(world)
+    second = world.reconcile()
+    names = [a.name for a in first.actions + second.actions]
+    return any(n.endswith(f"-password-v{generation}") for n in names) and points_user(second)
 
 
 @pytest.mark.parametrize("interval", ["720h", "0s"])
 def test_raising_spec_password_generation_rotates_at_once_with_the_schedule_on_or_off(interval):
     world = converged_world(rotation={"interval": interval})
     world.edit_spec(passwordGeneration=2)
-    decision = world.reconcile()
     names = scenario.names(world)
-    assert verbs(decision) == [("create", "Secret", names.password(2)), ("apply", "User", names.user)]
-    assert decision.actions[1].obj["spec"]["resource"]["passwordRef"] == names.password(2)
+    assert verbs(announce(world)) == [("create", "Secret", names.password(2))]
+    decision = world.reconcile()
+    assert verbs(decision) == [("apply", "User", names.user)]
+    assert decision.actions[0].obj["spec"]["resource"]["passwordRef"] == names.password(2)
     world.converge()
     assert status(world)["passwordGeneration"] == 2
     assert delivered_password(world) == password_of(world, 2)
@@ -64,7 +82,7 @@ def test_the_schedule_rotates_every_interval():
     first_next = status(world)["nextPasswordRotation"]
     for generation in (2, 3):
         world.now = timestamps.parse(status(world)["nextPasswordRotation"])
-        assert is_rotation(world.reconcile(), generation)
+        assert is_rotation(world, generation)
         world.converge()
         assert status(world)["passwordGeneration"] == generation
         assert delivered_password(world) == password_of(world, generation)
@@ -111,6 +129,7 @@ def test_until_applied_generation_stays_and_the_delivered_secret_keeps_the_old_p
 def test_once_applied_generation_last_rotation_and_the_old_secret_go_together():
     world = converged_world()
     world.edit_spec(passwordGeneration=2)
+    world.step()                 # announces the rotation
     world.step()                 # points the User at v2; K-ORC applies it right after
     applied_at = world.now
     decision = world.reconcile()
@@ -144,6 +163,7 @@ def test_last_rotation_is_set_when_pointed_and_again_when_applied():
     world.tick(HOUR)
     world.edit_spec(passwordGeneration=2)
     world.korc_running = False
+    world.step()                 # announces the rotation
     pointed_at = world.now
     world.step()
     assert status(world)["lastPasswordRotation"] == rfc3339(pointed_at)
@@ -177,7 +197,7 @@ def test_a_due_scheduled_rotation_waits_for_a_credential_order_being_deleted():
     assert "backup-token, ci-token" in text and "live-token" not in text and "foreign" not in text
     assert decision.requeue_after == timedelta(minutes=1)
     world.app_credentials = [ac("live-token", deleting=False)]
-    assert is_rotation(world.reconcile(), 2)
+    assert is_rotation(world, 2)
 
 
 def test_a_raised_spec_generation_does_not_wait_for_credential_orders():
@@ -185,14 +205,14 @@ def test_a_raised_spec_generation_does_not_wait_for_credential_orders():
     world.app_credentials = [ac("ci-token")]
     world.tick(2 * HOUR)
     world.edit_spec(passwordGeneration=2)
-    assert is_rotation(world.reconcile(), 2)
+    assert is_rotation(world, 2)
 
 
 def test_nothing_holds_the_schedule_where_the_credential_kind_is_not_served():
     world = converged_world(rotation={"interval": "1h"})
     world.app_credentials = None
     world.tick(2 * HOUR)
-    assert is_rotation(world.reconcile(), 2)
+    assert is_rotation(world, 2)
 
 
 def test_upgrade_an_order_without_last_rotation_gets_it_on_the_first_pass():
@@ -221,7 +241,7 @@ def test_upgrade_an_order_rotated_more_than_an_interval_ago_rotates_on_the_first
     world = converged_world()
     status(world)["lastPasswordRotation"] = rfc3339(world.now - timedelta(hours=800))
     del status(world)["nextPasswordRotation"]
-    assert is_rotation(world.reconcile(), 2)
+    assert is_rotation(world, 2)
 
 
 def test_a_frozen_order_pauses_the_schedule_and_keeps_next_rotation_then_rotates_at_once_when_restored():
@@ -234,15 +254,17 @@ def test_a_frozen_order_pauses_the_schedule_and_keeps_next_rotation_then_rotates
     decision = world.reconcile()
     assert decision.actions == [] and status(world)["nextPasswordRotation"] == due
     cp["spec"]["namespaceAssignments"] = entries
-    assert is_rotation(world.reconcile(), 2)
+    # a frozen order reads not Ready already, so nothing needs announcing: the rotation starts in this very pass
+    decision = world.reconcile()
+    assert points_user(decision) and any(a.name.endswith("-password-v2") for a in decision.actions)
 
 
 def test_a_lost_password_secret_of_the_applied_generation_starts_the_next_generation():
     world = converged_world()
     names = scenario.names(world)
     del world.objects[("", "Secret", "openstack", names.password(1))]
-    decision = world.reconcile()
-    assert verbs(decision) == [("create", "Secret", names.password(2)), ("apply", "User", names.user)]
+    assert verbs(announce(world)) == [("create", "Secret", names.password(2))]
+    assert verbs(world.reconcile()) == [("apply", "User", names.user)]
     world.converge()
     assert delivered_password(world) == password_of(world, 2)
     assert world.keystone[NAME]["password"] == password_of(world, 2)
@@ -254,6 +276,7 @@ def test_a_failed_repoint_takes_back_the_new_last_rotation():
     world.tick(HOUR)
     world.edit_spec(passwordGeneration=2)
     world.fail[("apply", "User", scenario.names(world).user)] = ActionError(422, "Invalid", "passwordRef is immutable?")
+    announce(world)
     decision = world.reconcile()
     assert reasons(decision)[0] == "ServiceAccountError"
     assert decision.status["lastPasswordRotation"] == before
