@@ -474,15 +474,28 @@ class ObjectStorage:
                 continue
             failed += self.purge_tenant(account)
             name = account["metadata"]["name"]
-            selector = f"{naming.ACCOUNT_LABEL}={name}"
-            for push in self.co.list_namespaced_custom_object("external-secrets.io", "v1alpha1", CP_NS,
-                                                              "pushsecrets", label_selector=selector)["items"]:
-                self.co.delete_namespaced_custom_object("external-secrets.io", "v1alpha1", CP_NS, "pushsecrets",
-                                                        push["metadata"]["name"])
-            for secret in self.core.list_namespaced_secret(CP_NS, label_selector=selector).items:
-                self.core.delete_namespaced_secret(secret.metadata.name, CP_NS)
+            self._delete_labelled(f"{naming.ACCOUNT_LABEL}={name}")
             self.delete("ObjectStoreAccount", CP_NS, name)
         return failed
+
+    def release_orders(self, namespace):
+        """What a teardown that failed left of the orders in ``namespace``: their finalizers are dropped (so the
+        namespace can go) and their labelled children in the ControlPlane namespace deleted."""
+        listed = self.co.list_namespaced_custom_object(GROUP, VERSION, namespace, "bucketcredentials")["items"]
+        for order in listed:
+            self.patch_credential(namespace, order["metadata"]["name"], {"metadata": {"finalizers": None}})
+        if listed:
+            self._delete_labelled(f"{naming.LABELS.namespace}={namespace}")
+
+    def _delete_labelled(self, selector):
+        """The PushSecrets (whose deletion purges their OpenBao path) and Secrets in the ControlPlane namespace
+        that carry ``selector``."""
+        for push in self.co.list_namespaced_custom_object("external-secrets.io", "v1alpha1", CP_NS, "pushsecrets",
+                                                          label_selector=selector)["items"]:
+            self.co.delete_namespaced_custom_object("external-secrets.io", "v1alpha1", CP_NS, "pushsecrets",
+                                                    push["metadata"]["name"])
+        for secret in self.core.list_namespaced_secret(CP_NS, label_selector=selector).items:
+            self.core.delete_namespaced_secret(secret.metadata.name, CP_NS)
 
 
 def _remove_iam_users(iam):
@@ -546,6 +559,7 @@ def _leave(stack, storage, ns):
         try:
             failed = storage.drop_account(ns)
         finally:
+            storage.release_orders(ns)
             stack.withdraw(ns)
             stack.core.delete_namespace(ns)
     return failed
