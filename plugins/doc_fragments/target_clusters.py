@@ -17,7 +17,10 @@ options:
       - Target clusters whose orders are handled too. An order's delivered Secret lives on its own cluster; its
         other children live on the management cluster.
       - Connection options not given for a target are not inherited from the management cluster's.
-      - A target cluster is read only in the namespaces a ControlPlane assigns on it.
+      - A target cluster is read only in the namespaces a ControlPlane assigns on it (and in one whose assignment
+        was withdrawn while orders there still have children, so their teardown runs). One that cannot be read
+        (unreachable, options that do not load, a missing grant) is reported and every other cluster is handled
+        normally.
     type: list
     elements: dict
     suboptions:

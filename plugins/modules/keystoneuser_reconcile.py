@@ -24,6 +24,7 @@ author:
   - c5c3.orders developers (@c5c3)
 extends_documentation_fragment:
   - c5c3.orders.k8s_auth
+  - c5c3.orders.target_clusters
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -44,39 +45,6 @@ options:
       - Only reconcile these orders, each given as C(<namespace>/<name>). Used for event-driven passes.
     type: list
     elements: str
-  target_clusters:
-    description:
-      - Target clusters whose orders the pass also reconciles. Each order on a target cluster gets its status,
-        finalizer and delivered Secret there; its K-ORC and ESO children stay on the management cluster.
-      - Connection options not given for a target are not inherited from the management cluster's.
-      - A target cluster is read only in the namespaces a ControlPlane assigns on it. One that cannot be read
-        (unreachable, options that do not load, a missing grant) is reported in RV(unreadable) with the orders
-        its children still name; every other cluster is reconciled normally.
-    type: list
-    elements: dict
-    suboptions:
-      name:
-        description: The name the cluster is registered under (a label value, at most 63 characters).
-        type: str
-        required: true
-      kubeconfig:
-        description: Path to the target cluster's kubeconfig, or the kubeconfig as a dictionary.
-        type: raw
-      context:
-        description: The kubeconfig context to use.
-        type: str
-      host:
-        description: URL of the target cluster's API server.
-        type: str
-      api_key:
-        description: Bearer token for the target cluster.
-        type: str
-      ca_cert:
-        description: CA bundle to verify the target cluster with.
-        type: path
-      validate_certs:
-        description: Whether to verify the target cluster's certificate.
-        type: bool
   keystone_internal_urls:
     description:
       - The operator's override of the in-cluster Keystone URL (C(http://<cp>-keystone.<ns>.svc:5000/v3)), per
