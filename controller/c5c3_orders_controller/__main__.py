@@ -47,6 +47,13 @@ def parse_args(argv=None):
     run.add_argument("--state-dir", default=default_state_dir(),
                      help="runner private data dir, artifacts and temp files (default %(default)s)")
     run.add_argument("--playbook", default="c5c3.orders.reconcile", help="playbook a pass runs")
+    run.add_argument("--kinds", default="keystoneuser,objectstorage",
+                     help="the passes a full pass runs, comma-separated (the reconcile role's c5c3_reconcile_kinds); "
+                          "the object-storage kinds are watched only with objectstorage")
+    run.add_argument("--no-snapshots", dest="snapshots", action="store_false",
+                     help="targeted passes list like a full pass instead of reading the watch cache's snapshot")
+    run.add_argument("--pass-log", help="append one JSON line per pass to this file (what it reconciled, when, where "
+                                        "the time went)")
     run.add_argument("--rotate-artifacts", type=int, default=10, help="runner artifact dirs kept")
     run.add_argument("--pass-timeout", type=int, default=600, help="seconds before a pass is stopped")
     run.add_argument("--full-interval", type=float, default=600.0, help="seconds between full passes (max)")
@@ -84,6 +91,9 @@ def parse_args(argv=None):
         args.kubeconfig = os.path.abspath(os.path.expanduser(args.kubeconfig))
     if not 0 < args.renew_period < args.renew_deadline < args.lease_duration:
         p.error("need 0 < --renew-period < --renew-deadline < --lease-duration")
+    args.passes = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if not args.passes or set(args.passes) - {"keystoneuser", "objectstorage"}:
+        p.error("--kinds lists keystoneuser and/or objectstorage, got %r" % args.kinds)
     return args
 
 
@@ -153,7 +163,7 @@ def main(argv=None) -> int:
     runner = PassRunner(state_dir, kubeconfig=args.kubeconfig, context=args.context, namespaces=args.namespaces,
                         target_clusters=args.target_clusters, field_manager=args.field_manager,
                         playbook=args.playbook, rotate_artifacts=args.rotate_artifacts,
-                        pass_timeout=args.pass_timeout)
+                        pass_timeout=args.pass_timeout, passes=args.passes)
     try:
         server = MetricsServer(metrics, args.metrics_host, args.metrics_port)
     except OSError as exc:
@@ -168,7 +178,7 @@ def main(argv=None) -> int:
         debounce_quiet=args.debounce, debounce_max=args.debounce_max, full_interval=args.full_interval,
         lease_duration=args.lease_duration, renew_period=args.renew_period, renew_deadline=args.renew_deadline,
         retry_period=args.retry_period, shutdown_grace=args.shutdown_grace, watch_timeout=args.watch_timeout,
-        target_source=target_source)
+        target_source=target_source, pass_log=args.pass_log, snapshots=args.snapshots)
 
     def on_signal(signum, _frame):
         controller.request_stop(signal.Signals(signum).name)

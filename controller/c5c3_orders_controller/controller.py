@@ -14,14 +14,19 @@ group is killed) and stops the watches; the process stays up as a standby. SIGTE
 finish for up to ``shutdown_grace`` seconds (a second signal cancels it at once), then stop the watches and
 release the lease.
 """
+import json
 import logging
 import threading
 import time
-from typing import Callable, Dict, Optional
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Optional
 
+from .cache import ObjectCache
+from .kinds import CONTROLPLANE, KEYSTONEUSER_KINDS, KINDS, OBJECTSTORAGE_KINDS, OBJECTSTORAGE_PASS, SECRETSTORE
+from .keys import key_of_summary
 from .kube import Kube
 from .lease import LeaderElector
-from .mapping import CONTROLPLANE, KINDS, EventMapper
+from .mapping import EventMapper
 from .metrics import Metrics
 from .runner import PassRunner
 from .schedule import Debouncer, Schedule, next_action
@@ -31,6 +36,19 @@ from .watchset import ControlPlaneRecords, WatchKey, diff, watch_set
 LOG = logging.getLogger("c5c3_orders_controller")
 
 FAILURE_BACKOFF = (5, 10, 30, 60, 120, 300)
+# a batch naming more objects than this runs as a full pass: the lists cost less than naming them all (and an
+# ObjectStore with thousands of credentials on it stays one pass)
+MAX_TARGETED = 500
+
+
+def watched_kinds(passes: Iterable[str]):
+    """The kinds the passes need watched: the KeystoneUser pass's, the object-storage pass's, and the SecretStores
+    (read from the cache by a targeted pass)."""
+    passes = set(passes)
+    kinds = list(KEYSTONEUSER_KINDS)
+    if OBJECTSTORAGE_PASS in passes:
+        kinds += [k for k in OBJECTSTORAGE_KINDS if k not in kinds]
+    return tuple(k for k in KINDS if k in kinds or k is SECRETSTORE)
 
 
 class Controller:
@@ -40,10 +58,17 @@ class Controller:
                  lease_duration: float = 15.0, renew_period: float = 5.0, renew_deadline: float = 10.0,
                  retry_period: float = 2.0, shutdown_grace: float = 20.0, list_wait: float = 10.0,
                  watch_timeout: int = 300, target_source: Optional[Callable[[], Dict[str, Callable[[], Kube]]]] = None,
-                 refresh_interval: float = 30.0):
+                 refresh_interval: float = 30.0, pass_log: Optional[str] = None, snapshots: bool = True):
         """``target_source()`` returns the target clusters now registered, each as a function that connects to it
-        (called only for a cluster not connected yet); without it the clusters given stay as they are."""
+        (called only for a cluster not connected yet); without it the clusters given stay as they are.
+        ``pass_log``: a file that gets one JSON line per pass (what it reconciled, when, where the time went);
+        ``snapshots``: targeted passes read from the watch cache (snapshot.py) instead of listing."""
         self.runner = runner
+        self.kinds = watched_kinds(runner.passes)
+        self.cache = ObjectCache()
+        self.snapshots = snapshots
+        self.pass_log = Path(pass_log) if pass_log else None
+        self.batch_started: Optional[float] = None  # wall time of the first event of the pending batch
         self.clusters = dict(clusters)
         self.target_source = target_source
         self.refresh_interval = refresh_interval
@@ -89,6 +114,8 @@ class Controller:
                 return
             self.metrics.trigger(kind)
             LOG.info("event %s -> %s", what, ", ".join(sorted(keys)))
+            if not self.debouncer:
+                self.batch_started = time.time()
             self.debouncer.add(keys, time.monotonic())
             self.cond.notify_all()
 
@@ -128,6 +155,7 @@ class Controller:
         (``_observe_control_planes``); wait until every watch has listed."""
         with self.mapper_lock:
             self.mapper.forget()
+            self.cache.forget()
         with self.watch_lock:
             self.control_planes.clear()
             self.watching, self.announce_new = True, False
@@ -156,6 +184,7 @@ class Controller:
             watcher.join(2.0)
         with self.mapper_lock:
             self.mapper.forget()
+            self.cache.forget()
         self.metrics.set_watches({})
 
     def _observe_control_planes(self, event_type: str, payload) -> None:
@@ -198,7 +227,7 @@ class Controller:
             if not self.watching:
                 return
             gone = self._refresh_clusters() if refresh else []
-            wanted = watch_set(KINDS, self.clusters, self.control_planes.namespaces(), self.namespaces)
+            wanted = watch_set(self.kinds, self.clusters, self.control_planes.namespaces(), self.namespaces)
             start, stop = diff(self.watchers, wanted)
             stopped = [self.watchers.pop(key) for key in stop]
             kinds = {k.key: k for k in KINDS}
@@ -206,7 +235,7 @@ class Controller:
                 kind = kinds[key.kind]
                 watcher = Watcher(self.clusters[key.cluster], key.cluster, kind, self.mapper, self.mapper_lock,
                                   self._on_keys, self._on_resync, self.metrics, watch_timeout=self.watch_timeout,
-                                  namespace=key.namespace, announce=self.announce_new,
+                                  namespace=key.namespace, announce=self.announce_new, cache=self.cache,
                                   observer=self._observe_control_planes if kind is CONTROLPLANE else None)
                 self.watchers[key] = watcher
                 watcher.start()
@@ -219,6 +248,7 @@ class Controller:
         with self.mapper_lock:
             for key in stop:
                 self.mapper.forget(key.cluster, kinds[key.kind], key.namespace)
+                self.cache.forget(key)
         for kube in gone:
             kube.close()
         if self.announce_new and (start or stop):
@@ -280,11 +310,27 @@ class Controller:
             LOG.info("leader term %d over", term)
 
     def _pass(self, kind: str, keys, term: int, cause: str = "") -> None:
+        first_event, self.batch_started = self.batch_started, None
+        if kind == "targeted" and len(keys) > MAX_TARGETED:
+            LOG.info("targeted pass (%s) for %d objects: a full pass instead", cause, len(keys))
+            kind, keys = "full", None
         if kind == "targeted":
             LOG.info("targeted pass (%s): %s", cause, ", ".join(sorted(keys)))
-        result = self.runner.run(kind, keys, lambda: self._cancel(term))
+        built = time.monotonic()
+        snapshot = self._snapshot(keys) if kind == "targeted" else None
+        built = time.monotonic() - built
+        try:
+            result = self.runner.run(kind, keys, lambda: self._cancel(term),
+                                     snapshot_file=str(snapshot) if snapshot else None)
+        finally:
+            if snapshot:
+                snapshot.unlink(missing_ok=True)
         now = time.monotonic()
         self.metrics.record_pass(kind, result.result, result.duration, result.module, keys)
+        phases = dict(result.phases(), snapshot=built) if snapshot else result.phases()
+        if phases:
+            self.metrics.record_phases(kind, phases)
+        self._log_pass(kind, keys, cause, result, phases, first_event, snapshot is not None)
         if result.result == "canceled":
             LOG.warning("%s", result.summary())
             return
@@ -297,16 +343,42 @@ class Controller:
             return
         self.failures = 0
         LOG.info("%s", result.summary())
-        for order in result.module.get("orders") or []:
+        summaries = result.module.get("orders") or []
+        for order in summaries:
             if order.get("changed") or order.get("error"):
-                LOG.info("  %s/%s%s: ready=%s %s%s", order.get("namespace"), order.get("name"),
+                LOG.info("  %s%s/%s%s: ready=%s %s%s", "" if order.get("kind") in (None, "KeystoneUser")
+                         else order["kind"] + " ", order.get("namespace"), order.get("name"),
                          "@" + order["cluster"] if order.get("cluster") else "", order.get("ready"),
                          "; ".join(order.get("actions") or []) or "status",
                          (" error: %s" % order["error"]) if order.get("error") else "")
-        # requeues count from when the module read its clock (wall), mapped onto the monotonic clock
-        base = now - (time.time() - result.clock_base())
+            # requeues count from when the order's module read its clock (wall), mapped onto the monotonic clock
+            order["_base"] = now - (time.time() - result.clock_base(order.get("module") or ""))
         with self.cond:
             if kind == "full":
-                self.schedule.record_full(result.module.get("orders") or [], base, now)
+                self.schedule.record_full(summaries, now - (time.time() - result.clock_base()), now)
             else:
-                self.schedule.record_targeted(keys, result.module.get("orders") or [], base)
+                self.schedule.record_targeted(keys, summaries, now - (time.time() - result.clock_base()))
+
+    def _snapshot(self, keys) -> Optional[Path]:
+        """The snapshot file of a targeted pass (snapshot.py), or None: the pass lists."""
+        return None
+
+    def _log_pass(self, kind, keys, cause, result, phases, first_event, snapshot) -> None:
+        """One JSON line per pass in ``pass_log``: what it reconciled, when, and where its time went."""
+        if self.pass_log is None:
+            return
+        module = result.module or {}
+        record = {"identity": self.identity, "kind": kind, "cause": cause, "result": result.result,
+                  "started": round(result.started, 3), "ended": round(result.started + result.duration, 3),
+                  "first_event": None if first_event is None else round(first_event, 3),
+                  "keys": sorted(keys) if keys else [],
+                  "reconciled": sorted({key_of_summary(o) for o in module.get("orders") or []}),
+                  "snapshot": snapshot, "api_requests": module.get("api_requests"),
+                  "module_duration": module.get("duration"),
+                  "phases": {k: round(v, 3) for k, v in phases.items()}}
+        try:
+            self.pass_log.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.pass_log, "a") as fh:
+                fh.write(json.dumps(record, sort_keys=True) + "\n")
+        except OSError as exc:
+            LOG.warning("cannot write the pass log %s: %s", self.pass_log, exc)

@@ -1,15 +1,17 @@
 """Which orders a watch event concerns (pure: no I/O, no clock).
 
-Orders are named ``<namespace>/<name>``, the form the reconcile role's ``c5c3_reconcile_orders`` takes (the
-module applies it on every cluster). An event maps to orders as follows:
+KeystoneUser orders are named ``<namespace>/<name>``, the form the reconcile role's ``c5c3_reconcile_orders``
+takes (the module applies it on every cluster); the object-storage kinds carry their kind in the key
+(``keys.py``) and are mapped by ``storagemap.py``. A KeystoneUser event maps to orders as follows:
 
 - a KeystoneUser: the order itself;
 - a delivered Secret, or a K-ORC User, Secret or PushSecret the pass projected: its
   ``c5c3.io/keystoneuser-name`` / ``-namespace`` labels (the object's namespace when the namespace label is
   missing, which never happens for objects the pass wrote);
 - a ControlPlane: every order whose ``spec.controlPlaneRef`` names it (from the index the KeystoneUser
-  watches keep) - or, when only ``spec.namespaceAssignments`` changed, those of them in the namespaces
-  whose entries changed (onboarding a tenant does not cost a pass over every order);
+  watches keep), and its ObjectStores with what is on them - or, when only ``spec.namespaceAssignments``
+  changed, those orders and BucketCredentials in the namespaces whose entries changed (onboarding a tenant
+  does not cost a pass over every order);
 - a KeystoneRoleAssignment or KeystoneApplicationCredential: ``spec.userRef.name`` in its namespace.
 
 A MODIFIED event maps to the orders of the object's old *and* new state (a label or reference that moved
@@ -23,87 +25,44 @@ Events that cannot change a decision are dropped, so the pass's own writes never
   taken for ours);
 - nothing the pass reads changed: a fingerprint of the object without ``resourceVersion``,
   ``managedFields`` and fields that move on their own (a PushSecret's ``status.refreshTime``, every
-  KeystoneUser ``status`` - the pass writes it) equals the cached one. Secrets are watched as metadata
+  ``status`` of an order or object-storage object - the pass writes it) equals the cached one. Secrets are watched as metadata
   only (their data never reaches the controller), so for them only the first rule applies.
 
-DELETED events always count.
+DELETED events always count. Kinds watched only for the snapshot cache (``Kind.triggers`` false: SecretStores)
+never name an order.
 """
 import hashlib
 import json
-from typing import Any, Dict, Iterable, Mapping, NamedTuple, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Set, Tuple
 
-LABEL_NAME = "c5c3.io/keystoneuser-name"
-LABEL_NAMESPACE = "c5c3.io/keystoneuser-namespace"
+from . import keys as K
+from .kinds import (  # noqa: F401  (re-exported: the kinds were defined here first)
+    APP_CREDENTIAL,
+    ASSIGNED_NS,
+    CLUSTER,
+    CONTROLPLANE,
+    CONTROLPLANE_NS,
+    KEYSTONEUSER,
+    KINDS,
+    KORC_USER,
+    LABEL_NAME,
+    LABEL_NAMESPACE,
+    PUSHSECRET,
+    ROLE_ASSIGNMENT,
+    SECRET,
+    Kind,
+    kinds_for,
+)
+from .rawobj import dig as _dig, meta_of as _meta, text as _str
+from .storagemap import STORAGE_KINDS, StorageIndex, storage_keys
 
-
-# Where a kind is watched on a cluster (the access contract's grants decide; docs/install.md, "Permissions"):
-CLUSTER = "cluster"            # one watch across all namespaces
-CONTROLPLANE_NS = "controlplane"  # one watch in the namespace of each ControlPlane
-ASSIGNED_NS = "assigned"       # one watch in each namespace a ControlPlane assigns on this cluster
-
-
-class Kind(NamedTuple):
-    """A watched resource type, and its scopes on the management cluster and on a target cluster (empty: not
-    watched there)."""
-
-    key: str                 # short name used in logs and metrics
-    api_version: str
-    plural: str
-    label_selector: str = ""
-    metadata_only: bool = False
-    management: Tuple[str, ...] = (CLUSTER,)
-    target: Tuple[str, ...] = ()
-
-    def collection_path(self, namespace: str = "") -> str:
-        prefix = "/api/v1" if self.api_version == "v1" else "/apis/" + self.api_version
-        return prefix + ("/namespaces/" + namespace if namespace else "") + "/" + self.plural
-
-    def scopes(self, cluster: str) -> Tuple[str, ...]:
-        return self.management if cluster == "" else self.target
-
-
-# One entry per watched kind; a new kind (BucketCredential, ObjectStore, ...) is one more line here.
-KEYSTONEUSER = Kind("KeystoneUser", "c5c3.io/v1alpha1", "keystoneusers", target=(ASSIGNED_NS,))
-SECRET = Kind("Secret", "v1", "secrets", label_selector=LABEL_NAME, metadata_only=True,
-              management=(CONTROLPLANE_NS, ASSIGNED_NS), target=(ASSIGNED_NS,))
-CONTROLPLANE = Kind("ControlPlane", "c5c3.io/v1alpha1", "controlplanes")
-KORC_USER = Kind("User", "openstack.k-orc.cloud/v1alpha1", "users", label_selector=LABEL_NAME,
-                 management=(CONTROLPLANE_NS,))
-PUSHSECRET = Kind("PushSecret", "external-secrets.io/v1alpha1", "pushsecrets", label_selector=LABEL_NAME,
-                  management=(CONTROLPLANE_NS,))
-ROLE_ASSIGNMENT = Kind("KeystoneRoleAssignment", "c5c3.io/v1alpha1", "keystoneroleassignments",
-                       target=(ASSIGNED_NS,))
-APP_CREDENTIAL = Kind("KeystoneApplicationCredential", "c5c3.io/v1alpha1", "keystoneapplicationcredentials",
-                      target=(ASSIGNED_NS,))
-
-KINDS = (KEYSTONEUSER, SECRET, CONTROLPLANE, KORC_USER, PUSHSECRET, ROLE_ASSIGNMENT, APP_CREDENTIAL)
-
-
-def kinds_for(cluster: str):
-    """The kinds watched on a cluster ("" = management; target clusters hold orders, delivered Secrets and
-    credential orders, while every projected child lives on the management cluster)."""
-    return tuple(k for k in KINDS if k.scopes(cluster))
-
-
-def _meta(obj: Any) -> Mapping[str, Any]:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _dig(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj
+# kinds whose status only the pass writes: a status change is never a reason for a pass
+STATUS_BY_THE_PASS = (KEYSTONEUSER,) + STORAGE_KINDS
 
 
 def order_key(namespace: str, name: str) -> str:
-    return "%s/%s" % (namespace, name)
+    """A KeystoneUser's key (``keys.order_key`` names the other kinds)."""
+    return K.order_key(namespace, name)
 
 
 def control_plane_of(order: Any) -> Tuple[str, str]:
@@ -150,7 +109,7 @@ def fingerprint(kind: Kind, obj: Any) -> str:
     for key in ("resourceVersion", "managedFields"):
         meta.pop(key, None)
     data["metadata"] = meta
-    if kind is KEYSTONEUSER:
+    if kind in STATUS_BY_THE_PASS:
         data.pop("status", None)
     elif isinstance(data.get("status"), Mapping):
         status = dict(data["status"])
@@ -211,38 +170,49 @@ class EventMapper:
 
     Keeps, per ``(cluster, kind, namespace, uid)``, the fingerprint and the orders of the last state it saw (the
     namespace in the key lets one namespace's watch relist without touching another's).
-    ``namespaces`` (empty = all) limits the orders to those the controller reconciles.
+    ``namespaces`` (empty = all) limits the orders to those the controller reconciles; ``accept(namespace)`` (the
+    shards a replica holds) narrows them further.
     """
 
     def __init__(self, field_manager: str, namespaces: Iterable[str] = ()):
         self.field_manager = field_manager
         self.namespaces = frozenset(namespaces or ())
+        self.accept = None  # optional callable(namespace) -> bool
         self.index = OrderIndex()
+        self.storage = StorageIndex()
         # (cluster, kind, namespace, uid) -> (fingerprint, orders, managedFields entries) of the last state seen
         self._seen: Dict[Tuple[str, str, str, str], Tuple[str, frozenset, frozenset]] = {}
 
     # ------------------------------------------------------------------------------------------
-    def keys_of(self, kind: Kind, obj: Any) -> Set[str]:
+    def keys_of(self, kind: Kind, obj: Any, cluster: str = "") -> Set[str]:
         """The orders one object state concerns (before the namespace filter)."""
         meta = _meta(obj)
         namespace, name = _str(meta.get("namespace")), _str(meta.get("name"))
+        if not kind.triggers:
+            return set()
         if kind is KEYSTONEUSER:
             return {order_key(namespace, name)} if name else set()
         if kind is CONTROLPLANE:
-            return self.index.naming(namespace, name)
+            return self.index.naming(namespace, name) | self.storage.of_control_plane((namespace, name))
         if kind in (ROLE_ASSIGNMENT, APP_CREDENTIAL):
             user = _str(_dig(obj, "spec", "userRef", "name"))
             return {order_key(namespace, user)} if user else set()
+        if kind.label_selector != LABEL_NAME:
+            return storage_keys(self.storage, cluster, kind, obj)
         labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
         order_name = _str(labels.get(LABEL_NAME))
         if not order_name:
             return set()
         return {order_key(_str(labels.get(LABEL_NAMESPACE)) or namespace, order_name)}
 
-    def _filter(self, keys: Iterable[str]) -> Set[str]:
-        if not self.namespaces:
-            return set(keys)
-        return {k for k in keys if k.split("/", 1)[0] in self.namespaces}
+    def wanted(self, key: str) -> bool:
+        namespace = K.namespace_of(key)
+        if self.namespaces and namespace not in self.namespaces:
+            return False
+        return self.accept is None or self.accept(namespace)
+
+    def filter_keys(self, keys: Iterable[str]) -> Set[str]:
+        return {k for k in keys if self.wanted(k)}
 
     @staticmethod
     def _uid(cluster: str, kind: Kind, obj: Any) -> Tuple[str, str, str, str]:
@@ -250,18 +220,32 @@ class EventMapper:
         namespace = _str(meta.get("namespace"))
         return (cluster, kind.key, namespace, _str(meta.get("uid")) or "%s/%s" % (namespace, _str(meta.get("name"))))
 
+    def _index(self, cluster: str, kind: Kind, event_type: str, obj: Any) -> None:
+        if kind is KEYSTONEUSER:
+            if event_type == "DELETED":
+                self.index.drop(cluster, obj)
+            else:
+                self.index.put(cluster, obj)
+        elif kind in STORAGE_KINDS:
+            if event_type == "DELETED":
+                self.storage.drop(cluster, kind, obj)
+            else:
+                self.storage.put(cluster, kind, obj)
+
     # ------------------------------------------------------------------------------------------
     def seed(self, cluster: str, kind: Kind, items: Iterable[Any], namespace: str = "") -> None:
         """A (re)list of one watch - across the cluster, or of one ``namespace``: remember every object's state
         without emitting anything."""
         self.forget(cluster, kind, namespace)
+        items = list(items)
         for obj in items:
-            if kind is KEYSTONEUSER:
-                self.index.put(cluster, obj)
+            self._index(cluster, kind, "LIST", obj)
+        for obj in items:
             if kind is CONTROLPLANE:
                 self._seen[self._uid(cluster, kind, obj)] = control_plane_parts(obj) + (managed_entries(obj),)
                 continue
-            self._seen[self._uid(cluster, kind, obj)] = (fingerprint(kind, obj), frozenset(self.keys_of(kind, obj)),
+            self._seen[self._uid(cluster, kind, obj)] = (fingerprint(kind, obj),
+                                                         frozenset(self.keys_of(kind, obj, cluster)),
                                                          managed_entries(obj))
 
     def forget(self, cluster: Optional[str] = None, kind: Optional[Kind] = None, namespace: str = "") -> None:
@@ -270,48 +254,53 @@ class EventMapper:
         if cluster is None:
             self._seen.clear()
             self.index.clear()
+            self.storage.clear()
             return
         for key in [k for k in self._seen if k[0] == cluster and (kind is None or k[1] == kind.key)
                     and (not namespace or k[2] == namespace)]:
             del self._seen[key]
         if kind is None or kind is KEYSTONEUSER:
             self.index.clear(cluster, namespace)
+        if kind is None or kind in STORAGE_KINDS:
+            self.storage.clear(cluster, kind, namespace)
 
     def handle(self, cluster: str, kind: Kind, event_type: str, obj: Any) -> Set[str]:
         """The orders an ADDED / MODIFIED / DELETED event concerns; empty when it changes nothing."""
+        if not kind.triggers:
+            return set()
         uid = self._uid(cluster, kind, obj)
         previous = self._seen.get(uid)
-        if kind is KEYSTONEUSER:
-            if event_type == "DELETED":
-                self.index.drop(cluster, obj)
-            else:
-                self.index.put(cluster, obj)
+        self._index(cluster, kind, event_type, obj)
         if kind is CONTROLPLANE:
             return self._control_plane(uid, event_type, obj, previous)
-        keys = frozenset(self.keys_of(kind, obj))
+        keys = frozenset(self.keys_of(kind, obj, cluster))
         if event_type == "DELETED":
             self._seen.pop(uid, None)
-            return self._filter(keys | (previous[1] if previous else frozenset()))
+            return self.filter_keys(keys | (previous[1] if previous else frozenset()))
         digest = fingerprint(kind, obj)
         self._seen[uid] = (digest, keys, managed_entries(obj))
         if written_by(previous[2] if previous else None, obj, self.field_manager):
             return set()
         if previous is not None and not kind.metadata_only and previous[0] == digest:
             return set()
-        return self._filter(keys | (previous[1] if previous else frozenset()))
+        return self.filter_keys(keys | (previous[1] if previous else frozenset()))
 
     def _control_plane(self, uid, event_type: str, obj: Any, previous) -> Set[str]:
-        """Every order naming the ControlPlane (looked up now: the index is always current), or, when only
-        ``spec.namespaceAssignments`` changed, the orders in the namespaces whose entries changed."""
+        """Every order naming the ControlPlane and its stores with what is on them (looked up now: the indexes are
+        always current), or, when only ``spec.namespaceAssignments`` changed, the orders and credentials in the
+        namespaces whose entries changed."""
         orders = self.keys_of(CONTROLPLANE, obj)
         if event_type == "DELETED":
             self._seen.pop(uid, None)
-            return self._filter(orders)
+            return self.filter_keys(orders)
         digest, entries = control_plane_parts(obj)
         self._seen[uid] = (digest, entries, managed_entries(obj))
         if written_by(previous[2] if previous else None, obj, self.field_manager):
             return set()
         if previous is None or previous[0] != digest:
-            return self._filter(orders)
+            return self.filter_keys(orders)
         changed = {_entry_namespace(e) for e in previous[1] ^ entries}
-        return self._filter(k for k in orders if k.split("/", 1)[0] in changed)
+        meta = _meta(obj)
+        cp = (_str(meta.get("namespace")), _str(meta.get("name")))
+        touched = {k for k in self.index.naming(*cp) if K.namespace_of(k) in changed}
+        return self.filter_keys(touched | self.storage.of_control_plane(cp, changed))

@@ -8,6 +8,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Dict, Iterable, Mapping, Optional, Tuple
 
+from .keys import ORDER_KINDS, key_of_summary
+
 PREFIX = "c5c3_orders_controller_"
 DURATION_BUCKETS = (0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120, 300)
 
@@ -37,7 +39,9 @@ class Metrics:
         self._lock = threading.Lock()
         self.passes: Dict[Tuple[str, str], int] = {}          # (kind, result) -> count
         self.durations: Dict[str, list] = {}                   # kind -> [bucket counts..., sum, count]
-        self.orders: Dict[Tuple[str, str, str], Mapping] = {}  # (cluster, ns, name) -> summary
+        self.orders: Dict[Tuple[str, str], Mapping] = {}       # (cluster, key) -> summary of a KU/BC order
+        self.gateway_requests = 0
+        self.phases: Dict[Tuple[str, str], Tuple[float, int]] = {}  # (pass kind, phase) -> (seconds, passes)
         self.requests: Dict[str, int] = {}                     # source -> count
         self.errors: Dict[str, int] = {}                       # source -> count
         self.order_errors = 0
@@ -97,13 +101,21 @@ class Metrics:
                 self.orders = {}
             else:
                 wanted = set(keys or ())
-                for ref in [r for r in self.orders if "%s/%s" % (r[1], r[2]) in wanted]:
+                for ref in [r for r in self.orders if r[1] in wanted]:
                     del self.orders[ref]
             for s in summaries:
-                self.orders[(s.get("cluster") or "", s.get("namespace") or "", s.get("name") or "")] = {
-                    "ready": bool(s.get("ready")), "reason": (s.get("reasons") or {}).get("Ready", "")}
+                if (s.get("kind") or ORDER_KINDS[0]) in ORDER_KINDS:  # tenants' orders, not the platform's objects
+                    self.orders[(s.get("cluster") or "", key_of_summary(s))] = {
+                        "ready": bool(s.get("ready")), "reason": (s.get("reasons") or {}).get("Ready", "")}
+            self.gateway_requests += int(module.get("gateway_requests") or 0)
             if result == "success" and not module.get("errors"):
                 self.last_success = self.clock()
+
+    def record_phases(self, kind: str, phases: Mapping[str, float]) -> None:
+        with self._lock:
+            for phase, seconds in phases.items():
+                total, count = self.phases.get((kind, phase), (0.0, 0))
+                self.phases[(kind, phase)] = (total + float(seconds), count + 1)
 
     def forget_orders(self) -> None:
         with self._lock:
@@ -138,7 +150,8 @@ class Metrics:
                     PREFIX, _labels([("kind", kind), ("le", "+Inf")]), hist[-1]))
                 out.append("%spass_duration_seconds_sum%s %s" % (PREFIX, _labels([("kind", kind)]), _num(hist[-2])))
                 out.append("%spass_duration_seconds_count%s %d" % (PREFIX, _labels([("kind", kind)]), hist[-1]))
-            family("orders", "gauge", "Orders by their Ready condition and its reason, as last reconciled.")
+            family("orders", "gauge", "Orders (KeystoneUser, BucketCredential) by their Ready condition and its reason, "
+                                      "as last reconciled.")
             counts: Dict[Tuple[str, str], int] = {}
             for entry in self.orders.values():
                 key = ("True" if entry["ready"] else "False", entry["reason"])
@@ -150,6 +163,16 @@ class Metrics:
             for source in sorted(set(self.requests) | {"pass", "list", "watch", "lease"}):
                 out.append("%sapi_requests_total%s %d" % (PREFIX, _labels([("source", source)]),
                                                           self.requests.get(source, 0)))
+            family("gateway_requests_total", "counter", "Requests the object-storage passes sent to gateways.")
+            out.append("%sgateway_requests_total %d" % (PREFIX, self.gateway_requests))
+            family("pass_phase_seconds", "summary",
+                   "Where a pass's wall time goes: start (ansible-runner and ansible-playbook starting), before (the "
+                   "role's tasks before the pass modules), modules (their tasks), pass (the modules' own work), "
+                   "after (summary tasks), exit; and snapshot (building the targeted pass's snapshot).")
+            for (kind, phase), (total, count) in sorted(self.phases.items()):
+                labels = [("kind", kind), ("phase", phase)]
+                out.append("%spass_phase_seconds_sum%s %s" % (PREFIX, _labels(labels), _num(round(total, 6))))
+                out.append("%spass_phase_seconds_count%s %d" % (PREFIX, _labels(labels), count))
             family("api_errors_total", "counter",
                    "Failed Kubernetes API calls: of the controller (watch, lease), and orders whose pass met "
                    "an error (pass).")

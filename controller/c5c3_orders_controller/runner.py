@@ -30,12 +30,17 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, List, Mapping, Optional
+from typing import Callable, Dict, Iterable, List, Mapping, Optional
 
 import ansible_runner
 
+from .keys import by_pass
+from .kinds import KEYSTONEUSER_PASS, OBJECTSTORAGE_PASS
+
 LOG = logging.getLogger("c5c3_orders_controller.runner")
-MODULE = "keystoneuser_reconcile"
+# the pass modules whose results a pass reads, by the reconcile role's name of their pass (c5c3_reconcile_kinds)
+MODULES = {"keystoneuser_reconcile": KEYSTONEUSER_PASS, "objectstorage_reconcile": OBJECTSTORAGE_PASS}
+PASSES = (KEYSTONEUSER_PASS, OBJECTSTORAGE_PASS)
 PLAYBOOK = "c5c3.orders.reconcile"
 
 ENV_ALLOW = ("PATH", "HOME", "USER", "LANG", "LANGUAGE", "TZ", "VIRTUAL_ENV", "PYTHONPATH",
@@ -73,6 +78,9 @@ def pass_environment(state_dir: Path, environ: Optional[Mapping[str, str]] = Non
         "TMPDIR": tmp, "ANSIBLE_LOCAL_TEMP": tmp, "ANSIBLE_REMOTE_TEMP": tmp,
         "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0",
         "ANSIBLE_PYTHON_INTERPRETER": python, "ANSIBLE_DEPRECATION_WARNINGS": "0",
+        # the module is piped to the local interpreter instead of copied to a temp dir first (three fewer
+        # processes per module run: mkdir, chmod, rm)
+        "ANSIBLE_PIPELINING": "1",
     }
 
 
@@ -126,20 +134,28 @@ def kill_pass_processes(grace: float = 0.5) -> int:
 
 
 class PassResult:
+    """One pass: its status, and the results of the pass modules it ran, merged (``module``: orders of every kind,
+    the earliest requeue, summed request counts), with when each module read its clock and where the time went."""
+
     def __init__(self, kind: str, keys: Optional[Iterable[str]]):
         self.kind = kind
         self.keys = sorted(keys) if keys else []
         self.status = "unstarted"
         self.rc = None
-        self.module: Optional[dict] = None  # the module's return value (orders, requeue_after, ...)
-        self.module_end: Optional[float] = None  # wall time the reconcile task ended
+        self.module: Optional[dict] = None  # the modules' return values, merged (orders, requeue_after, ...)
+        self.modules: Dict[str, dict] = {}  # pass module -> {"end": wall, "duration": s, "start": wall}
+        self.module_end: Optional[float] = None  # wall time the last reconcile task ended
         self.failure = ""
         self.started = time.time()
         self.duration = 0.0
+        self.marks: Dict[str, float] = {}  # wall times: playbook (started), stats (done), ended
+        self.expected: set = set()  # the pass modules the pass was to run
 
     @property
     def ok(self) -> bool:
-        return self.status == "successful" and self.module is not None and not self.module.get("failed")
+        """The playbook succeeded and every pass module it was to run returned a result."""
+        return (self.status == "successful" and self.module is not None and not self.module.get("failed")
+                and self.expected <= set(self.modules))
 
     @property
     def result(self) -> str:
@@ -147,12 +163,49 @@ class PassResult:
             return "canceled"
         return "success" if self.ok else "failed"
 
-    def clock_base(self) -> float:
-        """Wall time the module read its clock, as closely as known: the task's end minus the module's own
-        duration (never earlier than the module's ``now``, so a requeue is never early)."""
-        if self.module_end is not None and self.module is not None:
-            return self.module_end - float(self.module.get("duration") or 0.0)
+    def clock_base(self, module: str = "") -> float:
+        """Wall time a module read its clock, as closely as known: its task's end minus the module's own duration
+        (never earlier than the module's ``now``, so a requeue is never early); the first module's without a name."""
+        found = self.modules.get(module) or (min(self.modules.values(), key=lambda m: m["end"])
+                                             if self.modules else None)
+        if found is not None:
+            return found["end"] - found["duration"]
         return self.started + self.duration
+
+    def add_module(self, name: str, res: Mapping, start: Optional[float], end: Optional[float]) -> None:
+        """Merge one pass module's result (only what the controller keeps; every order summary notes its module)."""
+        duration = float(res.get("duration") or 0.0)
+        end = end if end is not None else time.time()
+        self.modules[name] = {"end": end, "duration": duration, "start": start if start is not None else end}
+        self.module_end = max(self.module_end or end, end)
+        merged = self.module or {"orders": [], "requeue_after": None, "api_requests": 0, "api_writes": 0,
+                                 "errors": 0, "changed": False, "duration": 0.0, "gateway_requests": 0}
+        merged["orders"] += [dict(_safe_summary(o), module=name) for o in res.get("orders") or []]
+        wait = res.get("requeue_after")
+        if wait is not None and (merged["requeue_after"] is None or wait < merged["requeue_after"]):
+            merged["requeue_after"] = wait
+        for count in ("api_requests", "api_writes", "errors", "gateway_requests"):
+            merged[count] = int(merged.get(count) or 0) + int(res.get(count) or 0)
+        merged["changed"] = bool(merged["changed"] or res.get("changed"))
+        merged["duration"] = float(merged["duration"]) + duration
+        self.module = merged
+
+    def phases(self) -> Dict[str, float]:
+        """Where the pass's wall time went, in seconds: ``start`` (ansible-runner and ansible-playbook starting, up
+        to the playbook's first event), ``before`` (the role's tasks before the first pass module), ``modules`` (the
+        pass modules' tasks: interpreter start, imports, connecting and the pass), ``pass`` (of it, the modules' own
+        ``duration``), ``after`` (the summary tasks and the stats), ``exit`` (ansible-playbook ending)."""
+        marks = self.marks
+        if "playbook" not in marks or not self.modules:
+            return {}
+        first = min(m["start"] for m in self.modules.values())
+        last = max(m["end"] for m in self.modules.values())
+        ended = marks.get("ended", self.started + self.duration)
+        return {"start": max(0.0, marks["playbook"] - self.started), "before": max(0.0, first - marks["playbook"]),
+                "modules": sum(m["end"] - m["start"] for m in self.modules.values()),
+                "pass": sum(m["duration"] for m in self.modules.values()),
+                "after": max(0.0, marks.get("stats", last) - last),
+                "exit": max(0.0, ended - marks.get("stats", last))}
 
     def summary(self) -> str:
         if self.module is None:
@@ -177,7 +230,7 @@ def _parse_time(value) -> Optional[float]:
 
 def _safe_summary(order: Mapping) -> dict:
     """The order summary fields the controller keeps (the module returns no secret; this keeps it so)."""
-    keep = ("name", "namespace", "cluster", "ready", "reasons", "changed", "actions", "status_written",
+    keep = ("kind", "name", "namespace", "cluster", "ready", "reasons", "changed", "actions", "status_written",
             "requeue_after", "error")
     return {k: order[k] for k in keep if k in order}
 
@@ -186,8 +239,11 @@ class PassRunner:
     def __init__(self, state_dir: Path, kubeconfig: Optional[str] = None, context: Optional[str] = None,
                  namespaces: Iterable[str] = (), target_clusters: Iterable[Mapping] = (),
                  field_manager: str = "c5c3-orders", playbook: str = PLAYBOOK, rotate_artifacts: int = 10,
-                 pass_timeout: int = 600, environ: Optional[Mapping[str, str]] = None):
+                 pass_timeout: int = 600, environ: Optional[Mapping[str, str]] = None, passes: Iterable[str] = PASSES):
+        """``passes``: the pass modules a full pass runs (the reconcile role's ``c5c3_reconcile_kinds``); a
+        targeted pass runs those its keys need."""
         self.state_dir = Path(state_dir)
+        self.passes = [p for p in PASSES if p in set(passes)]
         self.private_dir = self.state_dir / "runner"
         self.kubeconfig = kubeconfig
         self.context = context
@@ -218,39 +274,56 @@ class PassRunner:
             json.dumps({"pexpect_timeout": 1, "suppress_ansible_output": True}) + "\n")
         os.chmod(self.state_dir, 0o700)
 
-    def extravars(self, keys: Optional[Iterable[str]]) -> dict:
+    def passes_for(self, keys: Optional[Iterable[str]]) -> Dict[str, List[str]]:
+        """``{pass: orders}``: every configured pass with no order (all of them) for a full pass, else the passes
+        the keys need with their ``<namespace>/<name>`` refs."""
+        if not keys:
+            return {name: [] for name in self.passes}
+        wanted = by_pass(keys)
+        return {name: wanted[name] for name in self.passes if name in wanted}
+
+    def extravars(self, keys: Optional[Iterable[str]], snapshot_file: Optional[str] = None,
+                  namespaces: Optional[Iterable[str]] = None) -> dict:
+        """The reconcile role's variables; ``namespaces`` (the shards' namespaces) replaces ``--namespace``."""
+        passes = self.passes_for(keys)
         extra = {
-            "c5c3_reconcile_orders": sorted(keys) if keys else [],
-            "c5c3_reconcile_namespaces": self.namespaces,
+            "c5c3_reconcile_kinds": list(passes),
+            "c5c3_reconcile_orders": passes.get(KEYSTONEUSER_PASS, []),
+            "c5c3_reconcile_objectstorage_orders": passes.get(OBJECTSTORAGE_PASS, []),
+            "c5c3_reconcile_namespaces": sorted(namespaces) if namespaces is not None else self.namespaces,
             "c5c3_reconcile_target_clusters": self.target_clusters,
             "c5c3_reconcile_field_manager": self.field_manager,
         }
+        if snapshot_file:
+            extra["c5c3_reconcile_snapshot_file"] = snapshot_file
         if self.kubeconfig:
             extra["c5c3_reconcile_kubeconfig"] = self.kubeconfig
         if self.context:
             extra["c5c3_reconcile_context"] = self.context
         return extra
 
-    def run(self, kind: str, keys: Optional[Iterable[str]], cancel: Callable[[], bool]) -> PassResult:
+    def run(self, kind: str, keys: Optional[Iterable[str]], cancel: Callable[[], bool],
+            snapshot_file: Optional[str] = None, namespaces: Optional[Iterable[str]] = None) -> PassResult:
         result = PassResult(kind, keys)
         ident = "%s-%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), kind, next(self._seq))
+        extravars = self.extravars(keys, snapshot_file, namespaces)
+        result.expected = set(extravars["c5c3_reconcile_kinds"])
 
         def on_event(event: dict) -> bool:
             name = event.get("event")
             data = event.get("event_data") or {}
             action = data.get("task_action") or data.get("resolved_action") or ""
-            if action.endswith(MODULE) and name in ("runner_on_ok", "runner_on_failed"):
+            module = next((MODULES[m] for m in MODULES if action.endswith(m)), None)
+            if name == "playbook_on_start":
+                result.marks["playbook"] = _parse_time(event.get("created")) or time.time()
+            elif name == "playbook_on_stats":
+                result.marks["stats"] = _parse_time(event.get("created")) or time.time()
+            if module and name in ("runner_on_ok", "runner_on_failed"):
                 res = data.get("res") or {}
                 if name == "runner_on_failed" or res.get("failed"):
                     result.failure = str(res.get("msg") or "the reconcile task failed")[:500]
                 else:
-                    result.module = {
-                        "orders": [_safe_summary(o) for o in res.get("orders") or []],
-                        "requeue_after": res.get("requeue_after"), "api_requests": res.get("api_requests"),
-                        "api_writes": res.get("api_writes"), "errors": res.get("errors"),
-                        "changed": res.get("changed"), "duration": res.get("duration"),
-                    }
-                    result.module_end = _parse_time(data.get("end"))
+                    result.add_module(module, res, _parse_time(data.get("start")), _parse_time(data.get("end")))
             elif name in ("runner_on_failed", "runner_on_unreachable") and not result.failure:
                 result.failure = "%s: %s" % (data.get("task") or name,
                                              str((data.get("res") or {}).get("msg") or "")[:300])
@@ -274,7 +347,7 @@ class PassRunner:
         try:
             runner = ansible_runner.run(
                 private_data_dir=str(self.private_dir), playbook=self.playbook, ident=ident,
-                extravars=self.extravars(keys), envvars=dict(self.env), rotate_artifacts=self.rotate_artifacts,
+                extravars=extravars, envvars=dict(self.env), rotate_artifacts=self.rotate_artifacts,
                 quiet=True, suppress_env_files=True, event_handler=on_event, cancel_callback=on_cancel_check,
             )
             result.status, result.rc = runner.status, runner.rc
@@ -282,6 +355,7 @@ class PassRunner:
             result.status = "error"
             result.failure = "ansible-runner: %s" % type(exc).__name__
         result.duration = time.monotonic() - started
+        result.marks["ended"] = time.time()
         if result.failure.startswith("the pass exceeded"):
             result.status = "timeout"  # a failed pass (retried), not a cancelled one
         return result

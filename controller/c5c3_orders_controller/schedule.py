@@ -11,7 +11,9 @@ Times are seconds on one monotonic clock. Three things wake the controller:
 """
 from typing import Dict, Iterable, Mapping, Optional, Set, Tuple
 
-OrderRef = Tuple[str, str, str]  # (cluster, namespace, name)
+from .keys import key_of_summary
+
+OrderRef = Tuple[str, str]  # (cluster, key): the key names the kind, namespace and name (keys.py)
 
 
 class Debouncer:
@@ -55,7 +57,7 @@ class Debouncer:
 
 
 def _key(ref: OrderRef) -> str:
-    return "%s/%s" % (ref[1], ref[2])
+    return ref[1]
 
 
 class Schedule:
@@ -72,16 +74,17 @@ class Schedule:
         for s in summaries:
             wait = s.get("requeue_after")
             if wait is not None:
-                out[(s.get("cluster") or "", s.get("namespace") or "", s.get("name") or "")] = base + float(wait)
+                out[(s.get("cluster") or "", key_of_summary(s))] = float(s.get("_base", base)) + float(wait)
         return out
 
     def record_full(self, summaries: Iterable[Mapping], base: float, now: float) -> None:
-        """After a full pass: ``base`` is when the module read the clock (requeues count from there)."""
+        """After a full pass: ``base`` is when the module read the clock (requeues count from there; a summary's
+        own ``_base`` wins: each pass module reads its own clock)."""
         self.due = self._entries(summaries, base)
         self.full_due = now + self.full_interval
 
     def record_targeted(self, keys: Iterable[str], summaries: Iterable[Mapping], base: float) -> None:
-        """After a pass limited to ``keys`` (``ns/name``): their old requeues go, the new ones come in."""
+        """After a pass limited to ``keys`` (keys.py): their old requeues go, the new ones come in."""
         keys = set(keys)
         for ref in [r for r in self.due if _key(r) in keys]:
             del self.due[ref]

@@ -12,8 +12,10 @@ import random
 import threading
 from typing import Any, Callable, Optional
 
+from .kinds import Kind
 from .kube import METADATA_ONLY, METADATA_ONLY_WATCH, JSON, ApiError
-from .mapping import EventMapper, Kind
+from .mapping import EventMapper
+from .watchset import WatchKey
 
 LOG = logging.getLogger("c5c3_orders_controller.watch")
 
@@ -25,20 +27,25 @@ class Gone(Exception):
 class Watcher:
     """``observer(event_type, payload)`` (optional) sees every list (``"LIST"``, the items) and event after the
     mapper; ``announce`` makes the first list report the orders of what it found (a watch started mid-term, for a
-    newly assigned namespace, whose orders no event has named yet)."""
+    newly assigned namespace, whose orders no event has named yet). ``cache`` (cache.ObjectCache, optional) is kept
+    current with every list and event; ``synced`` says whether it can be trusted now (listed, and the stream not
+    broken since)."""
 
     def __init__(self, kube, cluster: str, kind: Kind, mapper: EventMapper, lock: threading.Lock,
                  on_keys: Callable[[set, str, str], None], on_resync: Callable[[str], None], metrics=None,
                  watch_timeout: int = 300, page_size: int = 500, backoff_max: float = 30.0, namespace: str = "",
-                 observer: Optional[Callable[[str, Any], None]] = None, announce: bool = False):
+                 observer: Optional[Callable[[str, Any], None]] = None, announce: bool = False, cache=None):
         self.kube = kube
         self.cluster = cluster
         self.kind = kind
         self.namespace = namespace
+        self.key = WatchKey(cluster, kind.key, namespace)
         self.observer = observer
         self.announce = announce
         self.mapper = mapper
-        self.lock = lock  # guards the mapper, shared by every watcher
+        self.cache = cache
+        self.synced = False
+        self.lock = lock  # guards the mapper and the cache, shared by every watcher
         self.on_keys = on_keys
         self.on_resync = on_resync
         self.metrics = metrics
@@ -54,8 +61,7 @@ class Watcher:
 
     @property
     def label(self) -> str:
-        return "%s%s%s" % (self.kind.key, "@" + self.cluster if self.cluster else "",
-                           "/" + self.namespace if self.namespace else "")
+        return self.key.label
 
     @property
     def path(self) -> str:
@@ -97,8 +103,10 @@ class Watcher:
             if not cont:
                 with self.lock:
                     self.mapper.seed(self.cluster, self.kind, items, self.namespace)
-                    keys = set().union(*(self.mapper.keys_of(self.kind, obj) for obj in items)) if (
-                        self.announce and items) else set()
+                    if self.cache is not None:
+                        self.cache.seed(self.key, items)
+                    keys = self.mapper.filter_keys(set().union(*(self.mapper.keys_of(self.kind, obj, self.cluster)
+                                                             for obj in items))) if (self.announce and items) else set()
                 if self.observer:
                     self.observer("LIST", items)
                 if keys:
@@ -115,6 +123,7 @@ class Watcher:
         accept = METADATA_ONLY_WATCH if self.kind.metadata_only else JSON
         resp, lines = self.kube.watch(self.path, query, accept, timeout=self.watch_timeout + 30)
         self._resp = resp
+        self.synced = True
         delivered = False
         try:
             for event in lines:
@@ -137,12 +146,14 @@ class Watcher:
                     self.metrics.watch_event(self.kind.key)
                 with self.lock:
                     keys = self.mapper.handle(self.cluster, self.kind, kind, obj)
+                    if self.cache is not None:
+                        self.cache.handle(self.key, kind, obj)
                 if self.observer:
                     self.observer(kind, obj)
                 if keys:
                     meta = obj.get("metadata") or {}  # the object's namespace says which stream: not repeated
                     where = "@" + self.cluster if self.cluster else ""
-                    self.on_keys(keys, "%s %s%s %s/%s" % (kind, self.kind.key, where, meta.get("namespace", ""),
+                    self.on_keys(keys, "%s %s%s %s/%s" % (kind, self.kind.display, where, meta.get("namespace", ""),
                                                           meta.get("name", "")), self.kind.key)
         finally:
             self._resp = None
@@ -160,6 +171,7 @@ class Watcher:
                 if self.resource_version is None:
                     relist = self.listed.is_set()
                     self.resource_version = self._list()
+                    self.synced = True
                     self.listed.set()
                     absent_logged = forbidden_logged = False
                     if relist:
@@ -170,10 +182,12 @@ class Watcher:
                 if self._stop.is_set():
                     return
             except Gone:
+                self.synced = False
                 LOG.info("watch %s: resourceVersion too old (410); relisting", self.label)
                 self.resource_version = None
                 continue
             except ApiError as exc:
+                self.synced = False
                 if self._stop.is_set():
                     return
                 if self.metrics:
@@ -200,6 +214,7 @@ class Watcher:
                     continue
                 LOG.warning("watch %s: %s; reconnecting in %.1fs", self.label, exc, backoff)
             except Exception as exc:  # noqa: BLE001 - a bug or a broken stream: keep watching
+                self.synced = False
                 if self._stop.is_set():
                     return
                 if self.metrics:

@@ -9,7 +9,7 @@ assignment added starts the watches of its namespace, one withdrawn stops them.
 import json
 from typing import Any, Dict, FrozenSet, Iterable, Mapping, NamedTuple, Optional, Set, Tuple
 
-from .mapping import ASSIGNED_NS, CLUSTER, CONTROLPLANE_NS, Kind
+from .kinds import ASSIGNED_NS, CLUSTER, CONTROLPLANE_NS, Kind
 
 
 class WatchKey(NamedTuple):

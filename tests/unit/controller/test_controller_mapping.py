@@ -251,7 +251,8 @@ def test_self_written_needs_managed_fields_and_a_manager():
 
 def test_kinds_on_target_clusters_leave_out_management_children():
     assert {k.key for k in M.kinds_for("edge-1")} == {"KeystoneUser", "Secret", "KeystoneRoleAssignment",
-                                                      "KeystoneApplicationCredential"}
+                                                      "KeystoneApplicationCredential", "BucketCredential",
+                                                      "Secret.bucketcredential"}
     assert len(M.kinds_for("")) == len(M.KINDS)
 
 
@@ -273,6 +274,14 @@ def test_every_kind_is_watched_where_the_access_contract_grants_it():
         "PushSecret": ((M.CONTROLPLANE_NS,), ()),
         "KeystoneRoleAssignment": ((M.CLUSTER,), (M.ASSIGNED_NS,)),
         "KeystoneApplicationCredential": ((M.CLUSTER,), (M.ASSIGNED_NS,)),
+        "SecretStore": ((M.CONTROLPLANE_NS,), ()),
+        "BucketCredential": ((M.CLUSTER,), (M.ASSIGNED_NS,)),
+        "ObjectStore": ((M.CONTROLPLANE_NS,), ()),
+        "ObjectStoreAccount": ((M.CONTROLPLANE_NS,), ()),
+        "Secret.bucketcredential": ((M.CONTROLPLANE_NS, M.ASSIGNED_NS), (M.ASSIGNED_NS,)),
+        "PushSecret.bucketcredential": ((M.CONTROLPLANE_NS,), ()),
+        "Secret.objectstoreaccount": ((M.CONTROLPLANE_NS,), ()),
+        "PushSecret.objectstoreaccount": ((M.CONTROLPLANE_NS,), ()),
     }
 
 

@@ -107,6 +107,61 @@ def test_a_cancelled_pass_and_a_runner_crash(tmp_path, monkeypatch):
     assert result.result == "failed" and "RuntimeError" in result.failure
 
 
+OS_RES = {
+    "changed": False, "errors": 0, "api_requests": 7, "api_writes": 0, "requeue_after": 300.0, "duration": 0.5,
+    "gateway_requests": 3,
+    "orders": [{"kind": "ObjectStore", "name": "rgw", "namespace": "openstack", "cluster": "", "ready": True,
+                "reasons": {}, "changed": False, "actions": [], "status_written": False, "requeue_after": 300.0},
+               {"kind": "BucketCredential", "name": "x", "namespace": "t", "cluster": "", "ready": True,
+                "reasons": {"Ready": "AllReady"}, "changed": False, "actions": [], "status_written": False,
+                "requeue_after": None}]}
+
+
+def test_a_batch_runs_the_pass_modules_its_keys_need_and_merges_their_results(tmp_path, monkeypatch):
+    events = [
+        event("playbook_on_start", created="2026-01-01T00:00:01+00:00"),
+        event("runner_on_ok", "c5c3.orders.keystoneuser_reconcile", res=MODULE_RES,
+              start="2026-01-01T00:00:02.000000+00:00", end="2026-01-01T00:00:03.000000+00:00"),
+        event("runner_on_ok", "c5c3.orders.objectstorage_reconcile", res=OS_RES,
+              start="2026-01-01T00:00:03.500000+00:00", end="2026-01-01T00:00:05.000000+00:00"),
+        event("playbook_on_stats"),
+    ]
+    for ev in events:  # ansible-runner puts "created" at the top of every event
+        ev["created"] = ev["event_data"].pop("created", "2026-01-01T00:00:06+00:00")
+    run, calls = fake_run(events)
+    monkeypatch.setattr(R.ansible_runner, "run", run)
+    runner = R.PassRunner(tmp_path)
+    result = runner.run("targeted", {"t/a", "BucketCredential:t/x", "ObjectStore:openstack/rgw"}, cancel=lambda: False,
+                        snapshot_file="/state/tmp/snap.json")
+    extra = calls["extravars"]
+    assert extra["c5c3_reconcile_kinds"] == ["keystoneuser", "objectstorage"]
+    assert extra["c5c3_reconcile_orders"] == ["t/a"]
+    assert extra["c5c3_reconcile_objectstorage_orders"] == ["openstack/rgw", "t/x"]
+    assert extra["c5c3_reconcile_snapshot_file"] == "/state/tmp/snap.json"
+    assert result.ok
+    merged = result.module
+    assert [(o["module"], o.get("kind", "KeystoneUser"), o["name"]) for o in merged["orders"]] == [
+        ("keystoneuser", "KeystoneUser", "a"), ("objectstorage", "ObjectStore", "rgw"),
+        ("objectstorage", "BucketCredential", "x")]
+    assert merged["api_requests"] == 18 and merged["requeue_after"] == 5.0 and merged["gateway_requests"] == 3
+    assert result.clock_base("objectstorage") == pytest.approx(1767225605.0 - 0.5)
+    assert result.clock_base("keystoneuser") == pytest.approx(1767225603.0 - 0.25)
+    phases = result.phases()
+    assert phases["before"] == pytest.approx(1.0) and phases["modules"] == pytest.approx(2.5)
+    assert phases["pass"] == pytest.approx(0.75) and phases["after"] == pytest.approx(1.0)
+
+
+def test_only_the_passes_a_batch_needs_run_and_a_missing_result_fails_the_pass(tmp_path, monkeypatch):
+    run, calls = fake_run([event("runner_on_ok", "c5c3.orders.keystoneuser_reconcile", res=MODULE_RES)])
+    monkeypatch.setattr(R.ansible_runner, "run", run)
+    result = R.PassRunner(tmp_path).run("targeted", {"BucketCredential:t/x"}, cancel=lambda: False)
+    assert calls["extravars"]["c5c3_reconcile_kinds"] == ["objectstorage"]
+    assert calls["extravars"]["c5c3_reconcile_orders"] == []  # an empty list would mean every KeystoneUser
+    assert not result.ok  # the object-storage module never answered
+    full = R.PassRunner(tmp_path, passes=["keystoneuser"]).extravars(None)
+    assert full["c5c3_reconcile_kinds"] == ["keystoneuser"] and "c5c3_reconcile_snapshot_file" not in full
+
+
 # ------------------------------------------------------------------------------------ metrics
 def test_metrics_exposition():
     ticks = iter([1234.5, 2000.0, 3000.0])

@@ -94,10 +94,10 @@ def test_a_targeted_pass_replaces_only_its_orders_requeues():
     s.record_full([summary("t", "a", 100.0), summary("t", "b", 200.0), summary("t", "a", 300.0, cluster="edge")],
                   base=0.0, now=0.0)
     s.record_targeted({"t/a"}, [summary("t", "a", None), summary("t", "a", 50.0, cluster="edge")], base=10.0)
-    assert s.due == {("", "t", "b"): 200.0, ("edge", "t", "a"): 60.0}
+    assert s.due == {("", "t/b"): 200.0, ("edge", "t/a"): 60.0}
     # an order the targeted pass no longer saw (deleted) loses its requeue
     s.record_targeted({"t/b"}, [], base=20.0)
-    assert s.due == {("edge", "t", "a"): 60.0}
+    assert s.due == {("edge", "t/a"): 60.0}
 
 
 def test_a_resync_and_a_failure_move_the_full_pass():

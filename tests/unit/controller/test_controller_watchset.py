@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from c5c3_orders_controller import controller as C
+from c5c3_orders_controller.cache import ObjectCache
 from c5c3_orders_controller import mapping as M
 from c5c3_orders_controller import watchset as W
 
@@ -43,17 +44,32 @@ def test_malformed_assignments_are_skipped():
 
 
 # -------------------------------------------------------------------------------- the watch set
+CLUSTER_WIDE = ["KeystoneUser", "ControlPlane", "KeystoneRoleAssignment", "KeystoneApplicationCredential",
+                "BucketCredential"]
+IN_CONTROLPLANE_NS = ["Secret", "User", "PushSecret", "SecretStore", "ObjectStore", "ObjectStoreAccount",
+                      "Secret.bucketcredential", "PushSecret.bucketcredential", "Secret.objectstoreaccount",
+                      "PushSecret.objectstoreaccount"]
+
+
 def test_management_watches_follow_the_access_contract():
     wanted = W.watch_set(M.KINDS, [""], ns_of(cp("openstack", "cp", "tenant-a", "edge-a@edge-1")))
-    assert keys(wanted) == sorted([
-        "KeystoneUser", "ControlPlane", "KeystoneRoleAssignment", "KeystoneApplicationCredential",
-        "Secret/openstack", "Secret/tenant-a", "User/openstack", "PushSecret/openstack"])
+    assert keys(wanted) == sorted(CLUSTER_WIDE + [k + "/openstack" for k in IN_CONTROLPLANE_NS]
+                                  + ["Secret/tenant-a", "Secret.bucketcredential/tenant-a"])
 
 
 def test_a_target_cluster_is_watched_only_in_its_assigned_namespaces():
     wanted = W.watch_set(M.KINDS, ["edge-1", "edge-2"], ns_of(cp("openstack", "cp", "tenant-a", "edge-a@edge-1")))
-    assert keys(wanted) == ["KeystoneApplicationCredential@edge-1/edge-a", "KeystoneRoleAssignment@edge-1/edge-a",
-                            "KeystoneUser@edge-1/edge-a", "Secret@edge-1/edge-a"]
+    assert keys(wanted) == ["BucketCredential@edge-1/edge-a", "KeystoneApplicationCredential@edge-1/edge-a",
+                            "KeystoneRoleAssignment@edge-1/edge-a", "KeystoneUser@edge-1/edge-a",
+                            "Secret.bucketcredential@edge-1/edge-a", "Secret@edge-1/edge-a"]
+
+
+def test_the_keystoneuser_pass_alone_watches_only_its_kinds():
+    kinds = C.watched_kinds(["keystoneuser"])
+    wanted = W.watch_set(kinds, [""], ns_of(cp("openstack", "cp", "tenant-a")))
+    assert keys(wanted) == sorted(["KeystoneUser", "ControlPlane", "KeystoneRoleAssignment",
+                                   "KeystoneApplicationCredential", "Secret/openstack", "User/openstack",
+                                   "PushSecret/openstack", "SecretStore/openstack", "Secret/tenant-a"])
 
 
 def test_a_namespace_both_controlplane_and_assigned_is_watched_once():
@@ -70,8 +86,7 @@ def test_only_narrows_the_assigned_namespaces_never_the_controlplane_ones():
 
 
 def test_without_control_planes_only_the_cluster_wide_watches_run():
-    assert keys(W.watch_set(M.KINDS, ["", "edge-1"], ns_of())) == sorted([
-        "KeystoneUser", "ControlPlane", "KeystoneRoleAssignment", "KeystoneApplicationCredential"])
+    assert keys(W.watch_set(M.KINDS, ["", "edge-1"], ns_of())) == sorted(CLUSTER_WIDE)
 
 
 def test_a_new_kind_is_one_entry():
@@ -84,8 +99,8 @@ def test_diff_starts_the_new_and_stops_the_withdrawn():
     before = W.watch_set(M.KINDS, ["", "edge-1"], ns_of(cp("openstack", "cp", "tenant-a", "edge-a@edge-1")))
     after = W.watch_set(M.KINDS, ["", "edge-1"], ns_of(cp("openstack", "cp", "tenant-b", "edge-a@edge-1")))
     start, stop = W.diff(before, after)
-    assert [k.label for k in start] == ["Secret/tenant-b"]
-    assert [k.label for k in stop] == ["Secret/tenant-a"]
+    assert [k.label for k in start] == ["Secret/tenant-b", "Secret.bucketcredential/tenant-b"]
+    assert [k.label for k in stop] == ["Secret/tenant-a", "Secret.bucketcredential/tenant-a"]
     assert W.diff(after, after) == ([], [])
 
 
@@ -106,7 +121,7 @@ class FakeWatcher:
     started = []
 
     def __init__(self, kube, cluster, kind, mapper, lock, on_keys, on_resync, metrics=None, watch_timeout=300,
-                 namespace="", observer=None, announce=False):
+                 namespace="", observer=None, announce=False, cache=None):
         self.key = W.WatchKey(cluster, kind.key, namespace)
         self.kube, self.observer, self.announce = kube, observer, announce
         self.listed = threading.Event()
@@ -149,6 +164,8 @@ def ctl(monkeypatch):
     obj.target_source = lambda: dict(registered)
     obj.namespaces = frozenset()
     obj.mapper = M.EventMapper("c5c3-orders")
+    obj.kinds = C.watched_kinds(["keystoneuser", "objectstorage"])
+    obj.cache = ObjectCache()
     obj.mapper_lock = threading.Lock()
     obj.metrics = FakeMetrics()
     obj.watch_timeout = 300
@@ -168,13 +185,12 @@ def labels(ctl):
 
 def test_a_term_starts_cluster_wide_then_namespace_watches(ctl):
     ctl._start_watches()
-    assert labels(ctl) == sorted(["KeystoneUser", "ControlPlane", "KeystoneRoleAssignment",
-                                  "KeystoneApplicationCredential"])  # no ControlPlane seen yet
+    assert labels(ctl) == sorted(CLUSTER_WIDE)  # no ControlPlane seen yet
     control_plane = ctl.watchers[W.WatchKey("", "ControlPlane")]
     assert control_plane.observer is not None
     control_plane.observer("LIST", [cp("openstack", "cp", "tenant-a", "edge-a@edge-1")])
     assert "Secret/tenant-a" in labels(ctl) and "Secret@edge-1/edge-a" in labels(ctl)
-    assert ctl.metrics.watches == {"management": 8, "edge-1": 4}
+    assert ctl.metrics.watches == {"management": 17, "edge-1": 6}
 
 
 def test_an_assignment_added_and_withdrawn_starts_and_stops_watches_without_a_restart(ctl):
@@ -185,9 +201,10 @@ def test_an_assignment_added_and_withdrawn_starts_and_stops_watches_without_a_re
     before = dict(ctl.watchers)
     observe("MODIFIED", cp("openstack", "cp", "tenant-a", "edge-a@edge-1"))
     new = [w for k, w in ctl.watchers.items() if k not in before]
-    assert sorted(w.key.label for w in new) == ["KeystoneApplicationCredential@edge-1/edge-a",
+    assert sorted(w.key.label for w in new) == ["BucketCredential@edge-1/edge-a",
+                                                "KeystoneApplicationCredential@edge-1/edge-a",
                                                 "KeystoneRoleAssignment@edge-1/edge-a", "KeystoneUser@edge-1/edge-a",
-                                                "Secret@edge-1/edge-a"]
+                                                "Secret.bucketcredential@edge-1/edge-a", "Secret@edge-1/edge-a"]
     assert all(w.announce for w in new)  # their first list names the orders already there
     assert all(w is before[k] for k, w in ctl.watchers.items() if k in before)  # nothing restarted
 

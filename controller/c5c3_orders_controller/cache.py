@@ -1,0 +1,130 @@
+"""The objects the watches last saw, per stream: what a targeted pass's snapshot is built from (snapshot.py).
+
+Each watch stream (a kind on a cluster, across it or in one namespace) keeps its objects by namespace and name, as
+compact JSON without ``metadata.managedFields`` and the last-applied annotation (nothing a pass reads; more than
+half of most objects), with their labels and an index by the values of the collection's label keys and by
+namespace, so that finding one order's children costs a lookup, not a scan of every child. Secrets are watched as
+metadata only, so no Secret data is ever held here.
+
+Not thread-safe by itself: the watchers and the snapshot builder share the mapper's lock.
+"""
+import json
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Set, Tuple
+
+from .kinds import ACCOUNT_LABEL, BC_LABEL_NAME, LABEL_NAME, NAME_KEY_LABEL
+from .watchset import WatchKey
+
+INDEXED_LABELS = (LABEL_NAME, NAME_KEY_LABEL, BC_LABEL_NAME, ACCOUNT_LABEL)
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+Ref = Tuple[str, str]  # (namespace, name)
+
+
+class Entry(NamedTuple):
+    namespace: str
+    name: str
+    labels: Mapping[str, str]
+    raw: str  # the object as compact JSON
+
+    def obj(self) -> Dict[str, Any]:
+        return json.loads(self.raw)
+
+
+def slim(obj: Mapping[str, Any]) -> Optional[Entry]:
+    """The cache entry of an object (None without a name)."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
+        return None
+    meta = {k: v for k, v in meta.items() if k != "managedFields"}
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
+        meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+    labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+    body = {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
+    body["metadata"] = meta
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    return Entry(namespace, meta["name"], {str(k): str(v) for k, v in labels.items()},
+                 json.dumps(body, separators=(",", ":"), sort_keys=True))
+
+
+class Stream:
+    """One stream's objects and indexes."""
+
+    def __init__(self) -> None:
+        self.entries: Dict[Ref, Entry] = {}
+        self.by_label: Dict[Tuple[str, str], Set[Ref]] = {}
+        self.by_namespace: Dict[str, Set[Ref]] = {}
+
+    def put(self, entry: Entry) -> None:
+        ref = (entry.namespace, entry.name)
+        self.drop(ref)
+        self.entries[ref] = entry
+        self.by_namespace.setdefault(entry.namespace, set()).add(ref)
+        for label in INDEXED_LABELS:
+            if label in entry.labels:
+                self.by_label.setdefault((label, entry.labels[label]), set()).add(ref)
+
+    def drop(self, ref: Ref) -> None:
+        old = self.entries.pop(ref, None)
+        if old is None:
+            return
+        _discard(self.by_namespace, old.namespace, ref)
+        for label in INDEXED_LABELS:
+            if label in old.labels:
+                _discard(self.by_label, (label, old.labels[label]), ref)
+
+    def labelled(self, label: str, values: Iterable[str]) -> List[Entry]:
+        refs: Set[Ref] = set()
+        for value in values:
+            refs |= self.by_label.get((label, value), set())
+        return [self.entries[r] for r in sorted(refs)]
+
+    def in_namespaces(self, namespaces: Iterable[str]) -> List[Entry]:
+        refs: Set[Ref] = set()
+        for namespace in namespaces:
+            refs |= self.by_namespace.get(namespace, set())
+        return [self.entries[r] for r in sorted(refs)]
+
+
+def _discard(index: Dict[Any, Set[Ref]], key: Any, ref: Ref) -> None:
+    found = index.get(key)
+    if found is not None:
+        found.discard(ref)
+        if not found:
+            del index[key]
+
+
+class ObjectCache:
+    def __init__(self) -> None:
+        self._streams: Dict[WatchKey, Stream] = {}
+
+    def seed(self, key: WatchKey, items: Iterable[Mapping[str, Any]]) -> None:
+        stream = self._streams[key] = Stream()
+        for obj in items:
+            entry = slim(obj)
+            if entry is not None:
+                stream.put(entry)
+
+    def handle(self, key: WatchKey, event_type: str, obj: Mapping[str, Any]) -> None:
+        entry = slim(obj)
+        if entry is None:
+            return
+        stream = self._streams.setdefault(key, Stream())
+        if event_type == "DELETED":
+            stream.drop((entry.namespace, entry.name))
+        elif event_type in ("ADDED", "MODIFIED"):
+            stream.put(entry)
+
+    def forget(self, key: Optional[WatchKey] = None) -> None:
+        if key is None:
+            self._streams.clear()
+        else:
+            self._streams.pop(key, None)
+
+    def stream(self, key: WatchKey) -> Optional[Stream]:
+        return self._streams.get(key)
+
+    def keys(self) -> Iterator[WatchKey]:
+        return iter(list(self._streams))
+
+    def __len__(self) -> int:
+        return sum(len(s.entries) for s in self._streams.values())
