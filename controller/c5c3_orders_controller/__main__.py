@@ -57,7 +57,7 @@ def parse_args(argv=None):
     run.add_argument("--rotate-artifacts", type=int, default=10, help="runner artifact dirs kept")
     run.add_argument("--pass-timeout", type=int, default=600, help="seconds before a pass is stopped")
     run.add_argument("--full-interval", type=float, default=600.0, help="seconds between full passes (max)")
-    run.add_argument("--debounce", type=float, default=1.0, help="quiet seconds that close a burst of events")
+    run.add_argument("--debounce", type=float, default=0.25, help="quiet seconds that close a burst of events")
     run.add_argument("--debounce-max", type=float, default=5.0, help="longest wait after a burst's first event")
     run.add_argument("--watch-timeout", type=int, default=300, help="seconds per watch request before resuming")
     lease = p.add_argument_group("leader election")

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Optional
 
+from . import snapshot
 from .cache import ObjectCache
 from .kinds import CONTROLPLANE, KEYSTONEUSER_KINDS, KINDS, OBJECTSTORAGE_KINDS, OBJECTSTORAGE_PASS, SECRETSTORE
 from .keys import key_of_summary
@@ -54,7 +55,7 @@ def watched_kinds(passes: Iterable[str]):
 class Controller:
     def __init__(self, runner: PassRunner, clusters: Dict[str, Kube], lease_kube: Kube, metrics: Metrics,
                  lease_namespace: str, lease_name: str, identity: str, namespaces=(), field_manager="c5c3-orders",
-                 debounce_quiet: float = 1.0, debounce_max: float = 5.0, full_interval: float = 600.0,
+                 debounce_quiet: float = 0.25, debounce_max: float = 5.0, full_interval: float = 600.0,
                  lease_duration: float = 15.0, renew_period: float = 5.0, renew_deadline: float = 10.0,
                  retry_period: float = 2.0, shutdown_grace: float = 20.0, list_wait: float = 10.0,
                  watch_timeout: int = 300, target_source: Optional[Callable[[], Dict[str, Callable[[], Kube]]]] = None,
@@ -69,6 +70,7 @@ class Controller:
         self.snapshots = snapshots
         self.pass_log = Path(pass_log) if pass_log else None
         self.batch_started: Optional[float] = None  # wall time of the first event of the pending batch
+        self.snapshot_seq = 0
         self.clusters = dict(clusters)
         self.target_source = target_source
         self.refresh_interval = refresh_interval
@@ -342,7 +344,9 @@ class Controller:
                 self.schedule.retry_full(now, delay)
             return
         self.failures = 0
-        LOG.info("%s", result.summary())
+        LOG.info("%s%s", result.summary(), "; read from the watch cache" if snapshot else "")
+        if phases:
+            LOG.info("  time: %s", ", ".join("%s %.2fs" % item for item in phases.items()))
         summaries = result.module.get("orders") or []
         for order in summaries:
             if order.get("changed") or order.get("error"):
@@ -360,8 +364,23 @@ class Controller:
                 self.schedule.record_targeted(keys, summaries, now - (time.time() - result.clock_base()))
 
     def _snapshot(self, keys) -> Optional[Path]:
-        """The snapshot file of a targeted pass (snapshot.py), or None: the pass lists."""
-        return None
+        """The snapshot file of a targeted pass, built from the streams in sync (snapshot.py), or None: the pass
+        lists."""
+        if not self.snapshots or not keys:
+            return None
+        with self.watch_lock:
+            synced = [key for key, watcher in self.watchers.items() if watcher.synced]
+        with self.mapper_lock:
+            streams = {key: self.cache.stream(key) for key in synced if self.cache.stream(key) is not None}
+            data = snapshot.build(keys, streams)
+        if data is None:
+            return None
+        self.snapshot_seq += 1
+        try:
+            return snapshot.write(data, self.runner.state_dir / "tmp", "%d-%d" % (self.term, self.snapshot_seq))
+        except OSError as exc:
+            LOG.warning("cannot write the pass's snapshot (the pass lists instead): %s", exc)
+            return None
 
     def _log_pass(self, kind, keys, cause, result, phases, first_event, snapshot) -> None:
         """One JSON line per pass in ``pass_log``: what it reconciled, when, and where its time went."""

@@ -293,6 +293,8 @@ class PassRunner:
             "c5c3_reconcile_namespaces": sorted(namespaces) if namespaces is not None else self.namespaces,
             "c5c3_reconcile_target_clusters": self.target_clusters,
             "c5c3_reconcile_field_manager": self.field_manager,
+            # the controller reads the modules' results from the events: the role's summary tasks are skipped
+            "c5c3_reconcile_report": False,
         }
         if snapshot_file:
             extra["c5c3_reconcile_snapshot_file"] = snapshot_file

@@ -59,6 +59,15 @@ options:
       - The server-side apply field manager, and the field manager of every other write.
     type: str
     default: c5c3-orders
+  snapshot_file:
+    description:
+      - A snapshot of the long-running controller's watch cache, written by it for one targeted pass over the orders
+        O(orders) names (a JSON file; it holds no Secret data). The pass then reads the objects those orders need
+        from it instead of listing them, and GETs only the Secrets it needs; whatever the snapshot does not hold in
+        full is listed as without it. Used by the controller; a CronJob or AWX run lists.
+      - Requires O(orders), exactly the orders the snapshot was made for.
+    type: path
+    version_added: 0.2.0
 """
 
 EXAMPLES = r"""
@@ -85,6 +94,12 @@ EXAMPLES = r"""
   c5c3.orders.keystoneuser_reconcile:
   check_mode: true
   diff: true
+
+- name: Reconcile one order from the controller's snapshot of its watch cache
+  c5c3.orders.keystoneuser_reconcile:
+    orders:
+      - tenant-a/workflow
+    snapshot_file: /var/lib/c5c3-orders/tmp/snapshot-tenant-a-workflow.json
 """
 
 RETURN = r"""
@@ -158,6 +173,12 @@ api_requests:
   returned: always
   type: int
   sample: 9
+snapshot_reads:
+  description: How many of the pass's lists were answered from O(snapshot_file) (0 without one).
+  returned: always
+  type: int
+  sample: 9
+  version_added: 0.2.0
 api_writes:
   description: How many of RV(api_requests) were writes.
   returned: always
@@ -188,6 +209,11 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import run_
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import KeystoneUserSource
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.snapshot import (
+    SnapshotError,
+    cached_services,
+    load_snapshot,
+)
 
 
 class KeystoneUserReconcile(C5c3K8sModule):
@@ -197,13 +223,27 @@ class KeystoneUserReconcile(C5c3K8sModule):
         target_clusters=dict(type="list", elements="dict", options=TARGET_CLUSTER_OPTIONS),
         keystone_internal_urls=dict(type="dict", default={}, no_log=False),
         field_manager=dict(type="str", default="c5c3-orders"),
+        snapshot_file=dict(type="path"),
     )
-    module_kwargs = dict(supports_check_mode=True)
+    module_kwargs = dict(supports_check_mode=True, required_by={"snapshot_file": "orders"})
 
     def _new_password(self):
         password = secrets.token_urlsafe(32)
         self.hide([password])
         return password
+
+    def _reads(self, services):
+        """What the pass source reads through: the services, or (``snapshot_file``) the snapshot over each connected
+        one (writes always go to the services themselves)."""
+        path = self.params["snapshot_file"]
+        if not path:
+            return dict(services)
+        try:
+            snapshot = load_snapshot(path, self.params["orders"])
+        except SnapshotError as exc:
+            raise ModuleFailure(f"snapshot_file {path}: {exc}") from None
+        connected = {name: s for name, s in services.items() if isinstance(s, KubeService)}
+        return dict(services, **cached_services(snapshot, connected))
 
     def run(self):
         p = self.params
@@ -222,15 +262,18 @@ class KeystoneUserReconcile(C5c3K8sModule):
             targets[target["name"]] = KubeService(client, p["field_manager"], dry_run) \
                 if isinstance(client, KubeClient) else client
         redactor = Redactor()
-        source = KeystoneUserSource(management, targets, Selection.of(p["namespaces"], p["orders"]),
-                                    self._new_password, redactor, p["keystone_internal_urls"])
         services = {"": management, **targets}
+        reads = self._reads(services)
+        source = KeystoneUserSource(reads[""], {n: s for n, s in reads.items() if n},
+                                    Selection.of(p["namespaces"], p["orders"]), self._new_password, redactor,
+                                    p["keystone_internal_urls"])
         result = run_pass(source, services, redactor, want_diff=self.ansible._diff)
         self.hide(redactor.written)
         out = dict(
             changed=result.changed, orders=result.orders, unreadable=result.clusters,
             requeue_after=result.requeue_after, api_requests=self.api_requests, api_writes=self.api_writes,
             errors=result.errors + len(result.clusters), duration=round(result.duration, 3),
+            snapshot_reads=sum(getattr(s, "answered", 0) for s in reads.values()),
         )
         if self.ansible._diff:
             out["diff"] = result.diff

@@ -53,7 +53,7 @@ def test_an_order_on_a_target_cluster_is_reconciled_on_events(edge_tenant, stack
     ctl.start()
     try:
         ctl.wait_leader()
-        ctl.wait_log(r"watching 7 kinds in \d+ streams on 2 cluster\(s\)", 30)
+        ctl.wait_log(r"watching 15 kinds in \d+ streams on 2 cluster\(s\)", 30)
         ctl.wait_log(r"full pass successful", 60)
         assert "@%s/%s" % (cluster, ns) not in ctl.log()  # nothing assigned there yet: not watched
         mark = len(ctl.log())
