@@ -24,6 +24,7 @@ first, while different orders' writes overlap. Each client bounds its own reques
 """
 from __future__ import annotations
 
+import gc
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -172,9 +173,13 @@ def run_pass(source: OrderSource, services: Mapping[str, Any], redactor: Redacto
     now = now or datetime.now(timezone.utc)
     if workers is None:
         workers = PASS_WORKERS if getattr(source, "concurrent_orders", False) else 1
-    source.read()
-    orders = list(source.orders())
-    for (cluster, order), outcome in zip(orders, _outcomes(source, services, orders, now, redactor, workers)):
+    try:
+        source.read()  # the lists come frozen out of the cyclic garbage collector (KubeService.list)
+        orders = list(source.orders())
+        outcomes = _outcomes(source, services, orders, now, redactor, workers)
+    finally:
+        gc.unfreeze()
+    for (cluster, order), outcome in zip(orders, outcomes):
         if isinstance(outcome, Exception):
             # a bug in the core must not stop the pass for the other orders; its text may hold data: type only
             result.record(_internal_error(source, cluster, order, outcome))

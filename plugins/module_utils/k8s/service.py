@@ -9,6 +9,8 @@ admission and defaulting run, nothing is stored.
 """
 from __future__ import annotations
 
+import gc
+
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import resource_for
 
@@ -29,7 +31,8 @@ class KubeService:
         Read in pages of ``PAGE_SIZE`` (one consistent snapshot through the continue token) and with
         ``metadata.managedFields`` dropped from each item as its page arrives: nothing in a pass reads them,
         and they are more than half of a decoded Secret, so this bounds the memory of a pass over thousands
-        of orders to about one page of raw JSON plus the slim objects.
+        of orders to about one page of raw JSON plus the slim objects. Each page is frozen out of the cyclic
+        garbage collector (``gc.freeze``) once decoded.
         """
         query = {"limit": str(PAGE_SIZE)}
         if label_selector:
@@ -43,6 +46,11 @@ class KubeService:
                 item.setdefault("kind", resource.kind)
                 (item.get("metadata") or {}).pop("managedFields", None)
             items.extend(page)
+            # The decoded items live as long as the pass and form no reference cycles: move them out of the cyclic
+            # garbage collector's generations so that it does not walk them again at every full collection (with
+            # thousands of orders it did so often enough to make a pass grow faster than its orders). They are
+            # freed as usual once nothing refers to them; the runner puts them back when the pass ends.
+            gc.freeze()
             token = (body.get("metadata") or {}).get("continue")
             if not token:
                 return items
