@@ -39,7 +39,7 @@ def parse(key: str) -> Key:
     kind, sep, ref = key.partition(":")
     if not sep:
         kind, ref = KEYSTONEUSER, key
-    namespace, _, name = ref.partition("/")
+    namespace, _sep, name = ref.partition("/")
     return Key(kind, namespace, name)
 
 

@@ -36,7 +36,8 @@ import json
 from typing import Any, Dict, Iterable, Mapping, Optional, Set, Tuple
 
 from . import keys as K
-from .kinds import (  # noqa: F401  (re-exported: the kinds were defined here first)
+# the kinds were defined here first and are re-exported for older imports
+from .kinds import (  # noqa: F401 pylint: disable=unused-import
     APP_CREDENTIAL,
     ASSIGNED_NS,
     CLUSTER,

@@ -148,8 +148,8 @@ def storage_keys(index: StorageIndex, cluster: str, kind: Kind, obj: Any) -> Set
         if not name:
             return set()
         tenant_ns, tenant_cluster = account_tenant(obj)
-        return {K.order_key(namespace, name, K.OBJECTSTOREACCOUNT)} | index.of_tenant(account_store(obj), tenant_ns,
-                                                                                       tenant_cluster)
+        tenant = index.of_tenant(account_store(obj), tenant_ns, tenant_cluster)
+        return {K.order_key(namespace, name, K.OBJECTSTOREACCOUNT)} | tenant
     labels = _meta(obj).get("labels")
     labels = labels if isinstance(labels, Mapping) else {}
     if kind in CREDENTIAL_CHILDREN:

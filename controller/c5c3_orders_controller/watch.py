@@ -105,8 +105,10 @@ class Watcher:
                     self.mapper.seed(self.cluster, self.kind, items, self.namespace)
                     if self.cache is not None:
                         self.cache.seed(self.key, items)
-                    keys = self.mapper.filter_keys(set().union(*(self.mapper.keys_of(self.kind, obj, self.cluster)
-                                                             for obj in items))) if (self.announce and items) else set()
+                    keys = set()
+                    if self.announce and items:
+                        keys = self.mapper.filter_keys(set().union(*(self.mapper.keys_of(self.kind, obj, self.cluster)
+                                                                     for obj in items)))
                 if self.observer:
                     self.observer("LIST", items)
                 if keys:

@@ -129,6 +129,7 @@ class ObjectStorageReads:
             self._read_platform(namespace)
         if self.selection.limited:  # the selection names its orders' namespaces: read them even when withdrawn
             wanted = set(self.selection.namespaces) | {o.split("/", 1)[0] for o in self.selection.orders}
+
             def extra(_target: ClusterReads) -> Set[str]:
                 return wanted
         else:  # children first: a target's withdrawn namespace whose orders still have children is read too
