@@ -68,6 +68,10 @@ def parse_args(argv=None):
     lease.add_argument("--renew-period", type=float, default=5.0)
     lease.add_argument("--renew-deadline", type=float, default=10.0)
     lease.add_argument("--retry-period", type=float, default=2.0)
+    lease.add_argument("--shards", type=int, default=1,
+                       help="split the namespaces into this many shares, each with its Lease "
+                            "(<lease-name>-shard-<i>); every replica works on the shares it holds (default 1: one "
+                            "leader Lease, the others stand by)")
     ops = p.add_argument_group("operation")
     ops.add_argument("--metrics-host", default="127.0.0.1")
     ops.add_argument("--metrics-port", type=int, default=9099, help="0 picks a free port (logged)")
@@ -91,6 +95,8 @@ def parse_args(argv=None):
         args.kubeconfig = os.path.abspath(os.path.expanduser(args.kubeconfig))
     if not 0 < args.renew_period < args.renew_deadline < args.lease_duration:
         p.error("need 0 < --renew-period < --renew-deadline < --lease-duration")
+    if args.shards < 1:
+        p.error("--shards must be at least 1")
     args.passes = [k.strip() for k in args.kinds.split(",") if k.strip()]
     if not args.passes or set(args.passes) - {"keystoneuser", "objectstorage"}:
         p.error("--kinds lists keystoneuser and/or objectstorage, got %r" % args.kinds)
@@ -178,7 +184,7 @@ def main(argv=None) -> int:
         debounce_quiet=args.debounce, debounce_max=args.debounce_max, full_interval=args.full_interval,
         lease_duration=args.lease_duration, renew_period=args.renew_period, renew_deadline=args.renew_deadline,
         retry_period=args.retry_period, shutdown_grace=args.shutdown_grace, watch_timeout=args.watch_timeout,
-        target_source=target_source, pass_log=args.pass_log, snapshots=args.snapshots)
+        target_source=target_source, pass_log=args.pass_log, snapshots=args.snapshots, shards=args.shards)
 
     def on_signal(signum, _frame):
         controller.request_stop(signal.Signals(signum).name)

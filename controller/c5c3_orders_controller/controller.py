@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Optional
+from typing import Callable, Dict, FrozenSet, Iterable, Optional
 
 from . import snapshot
 from .cache import ObjectCache
@@ -31,6 +31,8 @@ from .mapping import EventMapper
 from .metrics import Metrics
 from .runner import PassRunner
 from .schedule import Debouncer, Schedule, next_action
+from .sharding import ShardElector
+from .shards import shard_of
 from .watch import Watcher
 from .watchset import ControlPlaneRecords, WatchKey, diff, watch_set
 
@@ -59,11 +61,14 @@ class Controller:
                  lease_duration: float = 15.0, renew_period: float = 5.0, renew_deadline: float = 10.0,
                  retry_period: float = 2.0, shutdown_grace: float = 20.0, list_wait: float = 10.0,
                  watch_timeout: int = 300, target_source: Optional[Callable[[], Dict[str, Callable[[], Kube]]]] = None,
-                 refresh_interval: float = 30.0, pass_log: Optional[str] = None, snapshots: bool = True):
+                 refresh_interval: float = 30.0, pass_log: Optional[str] = None, snapshots: bool = True,
+                 shards: int = 1):
         """``target_source()`` returns the target clusters now registered, each as a function that connects to it
         (called only for a cluster not connected yet); without it the clusters given stay as they are.
         ``pass_log``: a file that gets one JSON line per pass (what it reconciled, when, where the time went);
-        ``snapshots``: targeted passes read from the watch cache (snapshot.py) instead of listing."""
+        ``snapshots``: targeted passes read from the watch cache (snapshot.py) instead of listing;
+        ``shards`` > 1: the namespaces are split into that many shares, each with its Lease, and this replica works
+        on the shares it holds (shards.py, sharding.py) instead of on everything while it holds the leader Lease."""
         self.runner = runner
         self.kinds = watched_kinds(runner.passes)
         self.cache = ObjectCache()
@@ -98,10 +103,21 @@ class Controller:
         self.cancel_now = False
         self.failures = 0
         self.running_pass = False
-        self.elector = LeaderElector(lease_kube, lease_namespace, lease_name, identity, self._on_leader,
-                                     logging.getLogger("c5c3_orders_controller.lease"),
-                                     lease_duration=lease_duration, renew_period=renew_period,
-                                     renew_deadline=renew_deadline, retry_period=retry_period, metrics=metrics)
+        self.shard_count = shards
+        self.held: FrozenSet[int] = frozenset()  # the shares this replica works on (sharded)
+        self.shard_gen = 0                       # bumped whenever a share is lost: cancels the running pass
+        self.pass_shards: FrozenSet[int] = frozenset()
+        if shards > 1:
+            self.elector = ShardElector(lease_kube, lease_namespace, lease_name, identity, shards, self._on_shards,
+                                        self._busy_shards, lease_duration=lease_duration, renew_period=renew_period,
+                                        renew_deadline=renew_deadline, retry_period=retry_period, metrics=metrics,
+                                        watch_timeout=watch_timeout)
+            self.mapper.accept = self._holds
+        else:
+            self.elector = LeaderElector(lease_kube, lease_namespace, lease_name, identity, self._on_leader,
+                                         logging.getLogger("c5c3_orders_controller.lease"),
+                                         lease_duration=lease_duration, renew_period=renew_period,
+                                         renew_deadline=renew_deadline, retry_period=retry_period, metrics=metrics)
 
     # callbacks from other threads -----------------------------------------------------------------
     def _on_leader(self, leading: bool) -> None:
@@ -109,6 +125,27 @@ class Controller:
             self.leading = leading
             self.term += 1
             self.cond.notify_all()
+
+    def _on_shards(self, held) -> None:
+        """The shares this replica may work on now: a lost one cancels the running pass, a new one asks for a full
+        pass, none ends the term (its watches stop) and the first starts one."""
+        with self.cond:
+            old, self.held = self.held, frozenset(held)
+            if old - self.held:
+                self.shard_gen += 1
+            if self.held - old:
+                self.schedule.resync(time.monotonic())
+            if bool(self.held) != self.leading:
+                self.leading = bool(self.held)
+                self.term += 1
+            self.cond.notify_all()
+
+    def _holds(self, namespace: str) -> bool:
+        return shard_of(namespace, self.shard_count) in self.held
+
+    def _busy_shards(self) -> set:
+        with self.cond:
+            return set(self.pass_shards) if self.running_pass else set()
 
     def _on_keys(self, keys: set, what: str, kind: str = "") -> None:
         with self.cond:
@@ -140,8 +177,12 @@ class Controller:
             self.cond.notify_all()
 
     # the pass's cancel callback (called about every second by ansible-runner) ------------------
-    def _cancel(self, term: int) -> bool:
-        if self.term != term or not self.leading or self.elector.decider.must_step_down():
+    def _cancel(self, term: int, shard_gen: int = 0) -> bool:
+        if self.shard_count > 1:
+            if self.term != term or self.shard_gen != shard_gen or not self.leading:
+                LOG.warning("cancelling the running pass: a share it covers was lost")
+                return True
+        elif self.term != term or not self.leading or self.elector.decider.must_step_down():
             LOG.warning("cancelling the running pass: leadership lost")
             return True
         if self.cancel_now:
@@ -260,8 +301,12 @@ class Controller:
     # the loop ----------------------------------------------------------------------------------
     def run(self) -> int:
         self.elector.start()
-        LOG.info("started as %s; waiting for the lease %s/%s", self.identity, self.elector.namespace,
-                 self.elector.name)
+        if self.shard_count > 1:
+            LOG.info("started as %s; %d shares, their Leases %s/%s-shard-<i>", self.identity, self.shard_count,
+                     self.elector.namespace, self.elector.base)
+        else:
+            LOG.info("started as %s; waiting for the lease %s/%s", self.identity, self.elector.namespace,
+                     self.elector.name)
         try:
             while True:
                 with self.cond:
@@ -296,6 +341,7 @@ class Controller:
                         self.cond.wait(max(0.0, min(arg - now, self.refresh_interval)))
                         continue
                     self.running_pass = True
+                    self.pass_shards = self.held
                 try:
                     self.metrics.pass_cause(cause)
                     self._pass(action, arg, term, cause)
@@ -321,9 +367,11 @@ class Controller:
         built = time.monotonic()
         snapshot = self._snapshot(keys) if kind == "targeted" else None
         built = time.monotonic() - built
+        gen = self.shard_gen
+        shards = {"count": self.shard_count, "held": sorted(self.pass_shards)} if self.shard_count > 1 else None
         try:
-            result = self.runner.run(kind, keys, lambda: self._cancel(term),
-                                     snapshot_file=str(snapshot) if snapshot else None)
+            result = self.runner.run(kind, keys, lambda: self._cancel(term, gen),
+                                     snapshot_file=str(snapshot) if snapshot else None, shards=shards)
         finally:
             if snapshot:
                 snapshot.unlink(missing_ok=True)
@@ -393,6 +441,7 @@ class Controller:
                   "keys": sorted(keys) if keys else [],
                   "reconciled": sorted({key_of_summary(o) for o in module.get("orders") or []}),
                   "snapshot": snapshot, "api_requests": module.get("api_requests"),
+                  "shards": sorted(self.pass_shards) if self.shard_count > 1 else None,
                   "module_duration": module.get("duration"),
                   "phases": {k: round(v, 3) for k, v in phases.items()}}
         try:

@@ -207,10 +207,19 @@ class EventMapper:
         return {order_key(_str(labels.get(LABEL_NAMESPACE)) or namespace, order_name)}
 
     def wanted(self, key: str) -> bool:
-        namespace = K.namespace_of(key)
-        if self.namespaces and namespace not in self.namespaces:
+        parsed = K.parse(key)
+        if self.namespaces and parsed.namespace not in self.namespaces:
             return False
-        return self.accept is None or self.accept(namespace)
+        return self.accept is None or self.accept(self.share_namespace(parsed))
+
+    def share_namespace(self, key: K.Key) -> str:
+        """The namespace whose share decides who reconciles an object: its own, but a BucketCredential's store's
+        (one replica decides everything on a store, as the object-storage pass's shards option says)."""
+        if key.kind == K.BUCKETCREDENTIAL:
+            store = self.storage.store_of(key.namespace, key.name)
+            if store is not None:
+                return store[0]
+        return key.namespace
 
     def filter_keys(self, keys: Iterable[str]) -> Set[str]:
         return {k for k in keys if self.wanted(k)}

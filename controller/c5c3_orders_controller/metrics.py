@@ -51,6 +51,7 @@ class Metrics:
         self.last_success: Optional[float] = None
         self.leader = 0
         self.watches: Dict[str, int] = {}                      # cluster label -> open watch streams
+        self.shards: list = []                                 # the shares held (sharded replicas)
 
     # updates ---------------------------------------------------------------------------------
     def api_request(self, source: str, count: int = 1) -> None:
@@ -80,6 +81,10 @@ class Metrics:
     def set_leader(self, leading: bool) -> None:
         with self._lock:
             self.leader = 1 if leading else 0
+
+    def set_shards(self, held: Iterable[int]) -> None:
+        with self._lock:
+            self.shards = list(held)
 
     def record_pass(self, kind: str, result: str, duration: float, module: Optional[Mapping] = None,
                     keys: Optional[Iterable[str]] = None) -> None:
@@ -194,8 +199,11 @@ class Metrics:
             family("watches", "gauge", "Open watch streams, by cluster (one per kind, or per kind and namespace).")
             for cluster, count in sorted(self.watches.items()):
                 out.append("%swatches%s %d" % (PREFIX, _labels([("cluster", cluster)]), count))
-            family("leader", "gauge", "1 while this process holds the leader Lease.")
+            family("leader", "gauge", "1 while this process holds the leader Lease (sharded: at least one share).")
             out.append("%sleader %d" % (PREFIX, self.leader))
+            family("shard_held", "gauge", "1 for each share of the namespaces this replica holds (with --shards).")
+            for shard in self.shards:
+                out.append("%sshard_held%s 1" % (PREFIX, _labels([("shard", str(shard))])))
             return "\n".join(out) + "\n"
 
 

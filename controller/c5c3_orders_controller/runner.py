@@ -283,14 +283,14 @@ class PassRunner:
         return {name: wanted[name] for name in self.passes if name in wanted}
 
     def extravars(self, keys: Optional[Iterable[str]], snapshot_file: Optional[str] = None,
-                  namespaces: Optional[Iterable[str]] = None) -> dict:
-        """The reconcile role's variables; ``namespaces`` (the shards' namespaces) replaces ``--namespace``."""
+                  shards: Optional[Mapping] = None) -> dict:
+        """The reconcile role's variables; ``shards``: ``{"count", "held"}`` of a replica that holds shares."""
         passes = self.passes_for(keys)
         extra = {
             "c5c3_reconcile_kinds": list(passes),
             "c5c3_reconcile_orders": passes.get(KEYSTONEUSER_PASS, []),
             "c5c3_reconcile_objectstorage_orders": passes.get(OBJECTSTORAGE_PASS, []),
-            "c5c3_reconcile_namespaces": sorted(namespaces) if namespaces is not None else self.namespaces,
+            "c5c3_reconcile_namespaces": self.namespaces,
             "c5c3_reconcile_target_clusters": self.target_clusters,
             "c5c3_reconcile_field_manager": self.field_manager,
             # the controller reads the modules' results from the events: the role's summary tasks are skipped
@@ -298,6 +298,8 @@ class PassRunner:
         }
         if snapshot_file:
             extra["c5c3_reconcile_snapshot_file"] = snapshot_file
+        if shards:
+            extra["c5c3_reconcile_shards"] = {"count": int(shards["count"]), "held": list(shards["held"])}
         if self.kubeconfig:
             extra["c5c3_reconcile_kubeconfig"] = self.kubeconfig
         if self.context:
@@ -305,10 +307,10 @@ class PassRunner:
         return extra
 
     def run(self, kind: str, keys: Optional[Iterable[str]], cancel: Callable[[], bool],
-            snapshot_file: Optional[str] = None, namespaces: Optional[Iterable[str]] = None) -> PassResult:
+            snapshot_file: Optional[str] = None, shards: Optional[Mapping] = None) -> PassResult:
         result = PassResult(kind, keys)
         ident = "%s-%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), kind, next(self._seq))
-        extravars = self.extravars(keys, snapshot_file, namespaces)
+        extravars = self.extravars(keys, snapshot_file, shards)
         result.expected = set(extravars["c5c3_reconcile_kinds"])
 
         def on_event(event: dict) -> bool:

@@ -109,6 +109,14 @@ class StorageIndex:
             for key in [k for k in self.credentials if gone(k[0], k[1])]:
                 del self.credentials[key]
 
+    def store_of(self, namespace: str, name: str) -> Optional[ObjectKey]:
+        """The store of a credential ``namespace/name`` on any cluster (a key names no cluster)."""
+        for cluster in {k[0] for k in self.credentials}:
+            found = self.credentials.get((cluster, namespace, name))
+            if found is not None:
+                return found
+        return None
+
     # -- expansions -----------------------------------------------------------------------------------------
     def on_store(self, store: ObjectKey) -> Set[str]:
         """The accounts and credentials on a store."""

@@ -25,6 +25,7 @@ author:
 extends_documentation_fragment:
   - c5c3.orders.k8s_auth
   - c5c3.orders.target_clusters
+  - c5c3.orders.shards
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -209,10 +210,12 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import run_
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import KeystoneUserSource
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.sharding import SHARDS_OPTION, shards_problem
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.snapshot import (
     SnapshotError,
     cached_services,
     load_snapshot,
+    without_orders,
 )
 
 
@@ -224,6 +227,7 @@ class KeystoneUserReconcile(C5c3K8sModule):
         keystone_internal_urls=dict(type="dict", default={}, no_log=False),
         field_manager=dict(type="str", default="c5c3-orders"),
         snapshot_file=dict(type="path"),
+        shards=SHARDS_OPTION,
     )
     module_kwargs = dict(supports_check_mode=True, required_by={"snapshot_file": "orders"})
 
@@ -242,6 +246,8 @@ class KeystoneUserReconcile(C5c3K8sModule):
             snapshot = load_snapshot(path, self.params["orders"])
         except SnapshotError as exc:
             raise ModuleFailure(f"snapshot_file {path}: {exc}") from None
+        if self.params["shards"]:  # the orders a new claim ranks against are listed, never taken from a cache
+            snapshot = without_orders(snapshot)
         connected = {name: s for name, s in services.items() if isinstance(s, KubeService)}
         return dict(services, **cached_services(snapshot, connected))
 
@@ -250,6 +256,8 @@ class KeystoneUserReconcile(C5c3K8sModule):
         for entry in p["orders"] or []:
             if entry.count("/") != 1 or not all(entry.split("/")):
                 raise ModuleFailure(f"orders entries are <namespace>/<name>, got {entry!r}")
+        if shards_problem(p.get("shards")):
+            raise ModuleFailure(shards_problem(p.get("shards")))
         for key, url in (p["keystone_internal_urls"] or {}).items():
             if key.count("/") != 1 or not isinstance(url, str) or not url.startswith(("http://", "https://")):
                 raise ModuleFailure(f"keystone_internal_urls maps <namespace>/<name> of a ControlPlane to an "
@@ -264,9 +272,9 @@ class KeystoneUserReconcile(C5c3K8sModule):
         redactor = Redactor()
         services = {"": management, **targets}
         reads = self._reads(services)
-        source = KeystoneUserSource(reads[""], {n: s for n, s in reads.items() if n},
-                                    Selection.of(p["namespaces"], p["orders"]), self._new_password, redactor,
-                                    p["keystone_internal_urls"])
+        selection = Selection.of(p["namespaces"], p["orders"], p["shards"])
+        source = KeystoneUserSource(reads[""], {n: s for n, s in reads.items() if n}, selection, self._new_password,
+                                    redactor, p["keystone_internal_urls"])
         result = run_pass(source, services, redactor, want_diff=self.ansible._diff)
         self.hide(redactor.written)
         out = dict(

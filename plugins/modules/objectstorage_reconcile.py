@@ -38,6 +38,7 @@ author:
 extends_documentation_fragment:
   - c5c3.orders.k8s_auth
   - c5c3.orders.target_clusters
+  - c5c3.orders.shards
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -237,6 +238,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.passes.objectstorage i
     reconcile_object_storage,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.sharding import SHARDS_OPTION, shards_problem
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw import boto
 
 
@@ -249,6 +251,7 @@ class ObjectStorageReconcile(C5c3K8sModule):
         gateway_ca_cert=dict(type="path"),
         gateway_timeout=dict(type="float", default=20),
         field_manager=dict(type="str", default="c5c3-orders"),
+        shards=SHARDS_OPTION,
     )
     module_kwargs = dict(supports_check_mode=True)
 
@@ -260,6 +263,8 @@ class ObjectStorageReconcile(C5c3K8sModule):
         for entry in p["orders"] or []:
             if entry.count("/") != 1 or not all(entry.split("/")):
                 raise ModuleFailure(f"orders entries are <namespace>/<name>, got {entry!r}")
+        if shards_problem(p.get("shards")):
+            raise ModuleFailure(shards_problem(p.get("shards")))
         if p["gateway_timeout"] <= 0:
             raise ModuleFailure("gateway_timeout must be a positive number of seconds")
         if p["gateway_ca_cert"] and not os.path.isfile(p["gateway_ca_cert"]):
@@ -275,8 +280,8 @@ class ObjectStorageReconcile(C5c3K8sModule):
         redactor = Redactor()
         options = GatewayOptions(p["gateway_validate_certs"], p["gateway_ca_cert"], p["gateway_timeout"])
         gateways = Gateways(management, redactor, dry_run, ClientFactory(options))
-        reads = ObjectStorageReads(management, targets, Selection.of(p["namespaces"], p["orders"]), redactor,
-                                   gateways)
+        selection = Selection.of(p["namespaces"], p["orders"], p["shards"])
+        reads = ObjectStorageReads(management, targets, selection, redactor, gateways)
         want_diff = self.ansible._diff
         try:
             result = reconcile_object_storage(reads, services, datetime.now(timezone.utc), want_diff)

@@ -390,6 +390,8 @@ def _management_matrix(install, mode, tenant, other):
         ("list", "objectstoreaccounts.c5c3.io", None, "*", False),
         # leader election (controller only), in its own namespace only
         ("get", "leases.coordination.k8s.io", None, ns, watch),
+        ("watch", "leases.coordination.k8s.io", None, ns, watch),  # the share Leases of a sharded controller
+        ("list", "leases.coordination.k8s.io", None, "kube-system", False),
         ("create", "leases.coordination.k8s.io", None, ns, watch),
         ("update", "leases.coordination.k8s.io", None, ns, watch),
         ("delete", "leases.coordination.k8s.io", None, ns, False),

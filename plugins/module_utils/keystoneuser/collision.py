@@ -15,6 +15,12 @@ fold alike (``foldnames.fold``), on any cluster:
 3. otherwise the admitted, not-deleted orders are ranked by creationTimestamp, then uid: only the first may probe
    and provision; the others report ServiceAccountCollision and never touch the user.
 
+When replicas of the controller decide the orders of different namespaces side by side (``shards``), rule 3 is
+decided by each from its own full list of the orders. An order created later than another ranks after it, so the
+rankings agree once every order created up to the same second is visible: a new claim waits until its order is
+``CLAIM_SETTLE`` old at the time the orders were listed (``settle_wait``), and no two replicas both see themselves
+first.
+
 The message never names the other order: it lives in another tenant's namespace.
 
 The managed K-ORC User carries the label ``c5c3.io/keystoneuser-name-key`` (a digest of the folded name), so a
@@ -23,7 +29,7 @@ pass limited to a few orders still finds every owner of their names with one nar
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.foldnames import fold
@@ -39,6 +45,8 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import
 
 LATEST = datetime.max.replace(tzinfo=timezone.utc)
 NAME_KEY_LABEL = "c5c3.io/keystoneuser-name-key"
+# creationTimestamp has whole seconds; the rest covers a replica's clock running ahead of the API server's
+CLAIM_SETTLE = timedelta(seconds=5)
 
 
 def name_key(user_name: str) -> str:
@@ -86,3 +94,17 @@ def taken_by_another(me: OrderIdentity, cluster: str, owns: bool, cp: ControlPla
         if _rank(identity) < my_rank:
             return True
     return False
+
+
+def settle_wait(me: OrderIdentity, orders_listed_at: Optional[datetime]) -> Optional[timedelta]:
+    """How long a new claim still waits before its ranking is final; None: it need not (or no longer) wait.
+
+    ``orders_listed_at``: when the pass listed every rival order on every cluster, given only when replicas decide
+    concurrently (None otherwise: a single pass sees every order it ranks against)."""
+    if orders_listed_at is None:
+        return None
+    created = timestamps.parse(me.created)
+    if created is None:
+        return None
+    wait = created + CLAIM_SETTLE - orders_listed_at
+    return wait if wait > timedelta(0) else None

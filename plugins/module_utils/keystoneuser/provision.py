@@ -32,7 +32,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders import requeue
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.drift import covers
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.collision import taken_by_another
+from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.collision import settle_wait, taken_by_another
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import USER_READY
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import APP_CREDENTIALS
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.externalmode import classify, external_message
@@ -103,6 +103,12 @@ def provision_user(ctx: PassContext, out: Outcome) -> UserLeg:
             f"user name {ctx.spec.user_name!r} is taken on ControlPlane {ctx.cp.namespace}/{ctx.cp.name} by an "
             "order that holds it or was created earlier (names are compared as Keystone compares them, ignoring "
             "case and accents); the order never takes a user over"), requeue.REFUSAL)
+    wait = settle_wait(ctx.spec.identity, ctx.snapshot.orders_listed_at) if ctx.children.user is None else None
+    if wait is not None:
+        return _stop(ctx, out, carried, Verdict(
+            False, PROBING_FOR_COLLISION,
+            f"waiting {max(1, int(wait.total_seconds() + 0.999))}s until every order created before this one is "
+            "visible to every replica, so that one order alone claims the user name"), wait)
     if not ctx.store.ready:
         return _stop(ctx, out, carried, Verdict(False, SECRET_STORE_NOT_READY, ctx.store.message),
                      requeue.STORE_NOT_READY)

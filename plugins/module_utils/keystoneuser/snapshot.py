@@ -28,6 +28,8 @@ Fields:
 - ``rivals``: the other orders, on any cluster, whose ControlPlane is this order's and whose user name folds to
   this order's (``collision``), as ``(cluster, order)``; and ``owners``: the (cluster, namespace, name) of every
   order whose managed K-ORC User holds that folded name on this ControlPlane (from the User children's labels).
+- ``orders_listed_at``: when the edge listed every order (all namespaces, all clusters) that ``rivals`` is drawn
+  from, set only by a sharded pass, whose replicas decide side by side (``collision.settle_wait``); None otherwise.
 - ``read_failures``: what the edge could not read for this order, by part ("children", "delivered",
   "role_assignments", "app_credentials", "secret_stores") -> the error text; the core fails the orders that need
   a missing part and nothing else.
@@ -65,6 +67,7 @@ class Snapshot:
     new_password: Callable[[], str] = field(repr=False)
     rivals: Sequence[Tuple[str, Mapping[str, Any]]] = ()
     owners: Sequence[Tuple[str, str, str]] = ()
+    orders_listed_at: Optional[datetime] = None
     read_failures: Mapping[str, str] = field(default_factory=dict)
     keystone_internal_url: str = ""
     control_plane_view: Any = None  # read_control_plane(control_plane), when the edge read it once for all orders

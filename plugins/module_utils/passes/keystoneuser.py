@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
@@ -75,6 +75,7 @@ class ClusterReads:
         self.served: frozenset = frozenset()
         self.error: Optional[str] = None          # the cluster could not be read at all
         self.orders: List[Mapping[str, Any]] = []
+        self.listed: List[Mapping[str, Any]] = []  # every order listed, wanted or not: the rivals are drawn from it
         self.order_failures: Dict[str, str] = {}  # namespace -> why its orders could not be listed
         self.secrets: Dict[str, Listing] = {}     # namespace -> labelled Secrets
         self._secret_names: Dict[str, Dict[str, Mapping[str, Any]]] = {}  # namespace -> name -> Secret (lazily)
@@ -133,6 +134,8 @@ class KeystoneUserSource:
         self.store_failures: Dict[str, str] = {}
         self.owners: Dict[Tuple[str, str], Set[Tuple[str, str, str]]] = defaultdict(set)
         self.rivals: Dict[Tuple[str, str, str], List[Tuple[str, Mapping[str, Any]]]] = defaultdict(list)
+        # a sharded pass decides beside other replicas: when it listed every order it ranks against (collision)
+        self.orders_listed_at: Optional[datetime] = None
 
     # -- reads -------------------------------------------------------------------------------------
     def read(self) -> None:
@@ -146,6 +149,8 @@ class KeystoneUserSource:
         if not cps.ok:
             self.cp_error = cps.error
         self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
+        if self.selection.shard_count:
+            self.orders_listed_at = datetime.now(timezone.utc)
         self._read_orders(management, cps, set())
         if self.limited:  # the selection names its orders' namespaces: read them on targets even when withdrawn
             wanted = set(self.selection.namespaces) | {o.split("/", 1)[0] for o in self.selection.orders}
@@ -180,15 +185,19 @@ class KeystoneUserSource:
             listing = guarded_list(cluster.service, R.KEYSTONEUSER)
             if not listing.ok:
                 cluster.error = listing.error
+            cluster.listed = list(listing.items)
             cluster.orders = [o for o in listing.items if self.selection.wants(namespace_of(o), name_of(o))]
             return
         cluster.read_namespaces = assigned_namespaces(cps.items, cluster.name) | extra
+        # a sharded pass lists the other shares' orders too: they rank against its own for a user name (collision)
+        reach = self.selection.unsharded()
         for namespace in sorted(cluster.read_namespaces):
-            if not self.selection.may_want_namespace(namespace):
+            if not reach.may_want_namespace(namespace):
                 continue
             listing = guarded_list(cluster.service, R.KEYSTONEUSER, namespace, cluster=cluster.name)
-            if not listing.ok:
+            if not listing.ok and self.selection.may_want_namespace(namespace):
                 cluster.order_failures[namespace] = listing.error or ""
+            cluster.listed += listing.items
             cluster.orders += [o for o in listing.items if self.selection.wants(namespace, name_of(o))]
 
     def _cp_namespaces(self) -> Set[str]:
@@ -268,7 +277,7 @@ class KeystoneUserSource:
 
     def _index_rivals(self) -> None:
         for cluster in self.clusters:
-            for order in cluster.orders:
+            for order in cluster.listed:
                 self.rivals[collision.claim_key(order, cluster.name)].append((cluster.name, order))
 
     # -- per order ---------------------------------------------------------------------------------
@@ -315,6 +324,7 @@ class KeystoneUserSource:
             app_credentials=app_credentials,
             new_password=self.new_password,
             rivals=tuple(self.rivals.get(key, ())),
+            orders_listed_at=self.orders_listed_at,
             owners=tuple(sorted(self.owners.get((refs.cp_namespace, collision.name_key(refs.user_name)), ()))),
             read_failures=failures,
             keystone_internal_url=self.internal_urls.get(f"{refs.cp_namespace}/{refs.cp_name}", ""),

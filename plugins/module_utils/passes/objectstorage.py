@@ -19,7 +19,9 @@ listed cluster-wide and a target cluster is read only in the namespaces a Contro
 Gateway reads are made per object, in ``snapshot``, only when the core will use them (``passes.gateways``).
 
 A pass limited to namespaces or orders (``Selection``) reconciles the credentials it names and the stores and
-accounts they depend on, and the stores and accounts it names itself.
+accounts they depend on, and the stores and accounts it names itself. A sharded pass (a controller replica's)
+holds stores and accounts by their own namespace and credentials by their store's, so every object on a store is
+decided by one replica.
 """
 from __future__ import annotations
 
@@ -169,13 +171,20 @@ class ObjectStorageReads:
         else:
             cluster.read_namespaces = assigned_namespaces(cps, cluster.name) | extra
             for namespace in sorted(cluster.read_namespaces):
-                if not self.selection.may_want_namespace(namespace):
+                if not self.selection.unsharded().may_want_namespace(namespace):
                     continue
                 listing = guarded_list(cluster.service, R.BUCKETCREDENTIAL, namespace, cluster=cluster.name)
                 if not listing.ok:
                     cluster.order_failures[namespace] = listing.error or ""
                 self.listed[cluster.name] += listing.items
-        cluster.orders = [o for o in self.listed[cluster.name] if self.selection.wants(namespace_of(o), name_of(o))]
+        cluster.orders = [o for o in self.listed[cluster.name] if self.wants_credential(o)]
+
+    def wants_credential(self, order: Mapping[str, Any]) -> bool:
+        """Whether the pass reconciles a BucketCredential: a sharded pass by the share of its store's namespace, where
+        its account and store are reconciled too (so no two replicas decide one account), else by its own."""
+        if not self.selection.holds(store_ref(order)[0]):
+            return False
+        return self.selection.unsharded().wants(namespace_of(order), name_of(order))
 
     def _read_platform(self, namespace: str) -> None:
         service = self.management.service
@@ -193,12 +202,11 @@ class ObjectStorageReads:
 
     def _choose(self) -> None:
         """The stores and accounts this pass reconciles: those selected, and those a selected order needs."""
-        limited = self.selection.limited
-        for key in self.stores:
-            if not limited or self.selection.wants(*key):
+        for key in self.stores:  # unlimited: every store (of the shares held)
+            if self.selection.wants(*key):
                 self.wanted_stores.add(key)
         for key, account in self.accounts.items():
-            if not limited or self.selection.wants(*key):
+            if self.selection.wants(*key):
                 self.wanted_accounts.add(key)
                 self.wanted_stores.add(account_store(account))
         for cluster in self.clusters:

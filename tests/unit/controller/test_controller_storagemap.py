@@ -133,9 +133,13 @@ def test_namespace_limits_and_shards_filter_every_kind(mapper):
     edited["spec"]["endpoint"] = "http://z"
     assert mapper.handle("", KI.OBJECTSTORE, "MODIFIED", edited) == {bc("t", "x"), bc("t", "y"), bc("t", "e")}
     mapper.namespaces = frozenset()
+    # a replica's shares: a credential counts by its store's namespace, so whoever holds the store holds them all
     mapper.accept = lambda namespace: namespace == "u"
     edited["spec"]["endpoint"] = "http://w"
-    assert mapper.handle("", KI.OBJECTSTORE, "MODIFIED", edited) == {bc("u", "z")}
+    assert mapper.handle("", KI.OBJECTSTORE, "MODIFIED", edited) == set()
+    mapper.accept = lambda namespace: namespace == "openstack"
+    edited["spec"]["endpoint"] = "http://v"
+    assert bc("u", "z") in mapper.handle("", KI.OBJECTSTORE, "MODIFIED", edited)
 
 
 def test_a_deleted_store_still_names_what_was_on_it(mapper):
