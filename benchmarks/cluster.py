@@ -2,7 +2,8 @@
 
 The management cluster of the local stack runs the real K-ORC and ESO, which would act on thousands of
 seeded objects (K-ORC would create real Keystone users). The benchmark therefore brings up an independent
-etcd + kube-apiserver + kube-controller-manager (``bench``, port index 5) with no controller of those
+etcd + kube-apiserver + kube-controller-manager (``bench``, port index 5, or ``bench-<i>`` on index
+``C5C3_BENCH_PORT_INDEX``) with no controller of those
 two, installs the CRDs a pass reads, and writes K-ORC's and ESO's status itself -- the way upstream's own
 tests seed status -- through the status subresource: a probe that found nothing, a User that applied its
 password, a PushSecret that pushed the current document.
@@ -39,7 +40,11 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.backup import h
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.korc import NO_MATCH_MARKER  # noqa: E402
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming import LABEL_NAME  # noqa: E402
 
-NAME, INDEX = "bench", 5
+# C5C3_BENCH_PORT_INDEX: a second bench cluster (e.g. make bench-scale on index 6) beside make bench's on index 5, with
+# its own name (state, PID files, logs) and its own work folder (C5C3_BENCH_WORK, default .bench-<index>)
+INDEX = int(os.environ.get("C5C3_BENCH_PORT_INDEX") or 5)
+NAME = "bench" if INDEX == 5 else f"bench-{INDEX}"
+WORK = REPO / (os.environ.get("C5C3_BENCH_WORK") or (".bench" if INDEX == 5 else f".bench-{INDEX}"))
 CP_NS, CP_NAME, STORE = "openstack", "cp", "openbao-tenant-store"
 WORKERS = 4  # parallel seeding requests (the apiserver shares the machine's 2 cores)
 IDENTITY_NS, IDENTITY = "c5c3-bench", "reconciler"  # the ServiceAccount the measured runs act as

@@ -39,7 +39,7 @@ import report  # noqa: E402
 import scenarios  # noqa: E402
 
 REPO = HERE.parent
-WORK = REPO / ".bench"
+WORK = cluster.WORK    # .bench, or a second bench cluster's own folder (C5C3_BENCH_PORT_INDEX, see cluster.py)
 NAMESPACES = 5          # orders spread round-robin over this many assigned namespaces
 MAX_CONVERGE_PASSES = 12
 BASELINE_SCENARIOS = ("converged", "drift", "first")
@@ -271,7 +271,8 @@ class Bench:
         finally:
             self.bench.down()
             self.save()
-        report.write(self.results, REPO, self.plugins)
+        if cluster.INDEX == 5:  # a second bench cluster's run (make bench-scale) leaves docs/benchmarks.* alone
+            report.write(self.results, REPO, self.plugins)
         print(report.table(self.results))
 
 

@@ -28,3 +28,18 @@ bench: deps bench-deps  ## measure a pass at 100/1000/5000 orders against a bulk
 .PHONY: bench-report
 bench-report: bench-venv  ## rewrite docs/benchmarks.md and .png from the last run's figures (.bench/results.json)
 	$(BENCH_PYTHON) benchmarks/report.py
+
+# make bench-scale: 20,000 orders on a second bench cluster (port index 6, folder .bench-scale/), so it may run while
+# make bench runs on index 5: run.py's first, converged and drift passes, floor and memory at that N, then
+# benchmarks/scenario_scale.py (a targeted pass, the passes of 2 and 4 shares alone and side by side, the API server's
+# CPU and RSS). No baselines, and docs/benchmarks.* stay as they are: the figures go to .bench-scale/results.json and
+# .bench-scale/report.md; docs/scaling.md builds its capacity model on them. Takes about an hour here (nice'd).
+SCALE_ORDERS    ?= 20000
+SCALE_WORK      := .bench-scale
+
+.PHONY: bench-scale
+bench-scale: deps bench-deps  ## 20,000 orders on a second bench cluster: full, targeted and sharded passes, memory, API server load (.bench-scale/)
+	C5C3_BENCH_PORT_INDEX=6 C5C3_BENCH_WORK=$(SCALE_WORK) nice $(BENCH_PYTHON) benchmarks/run.py --sizes $(SCALE_ORDERS) \
+		--no-baseline --scenarios scale $(BENCH_ARGS)
+	$(BENCH_PYTHON) benchmarks/scenario_scale.py $(SCALE_WORK)/results.json > $(SCALE_WORK)/report.md
+	@echo "written: $(SCALE_WORK)/results.json, $(SCALE_WORK)/report.md"
