@@ -175,7 +175,6 @@ def main(argv=None) -> int:
     except OSError as exc:
         log.error("cannot serve metrics on %s:%d: %s", args.metrics_host, args.metrics_port, exc)
         return 2
-    server.start()
     log.info("metrics on http://%s:%d/metrics; state dir %s%s", args.metrics_host, server.port, state_dir,
              "; namespaces " + ",".join(args.namespaces) if args.namespaces else "")
     controller = Controller(

@@ -1,86 +1,127 @@
-"""Prometheus metrics in the text exposition format (0.0.4), served by ``http.server`` on 127.0.0.1.
+"""The controller's Prometheus metrics, kept and served by ``prometheus_client``.
 
-Only the standard library: the handful of counters, gauges and one histogram below do not need a client
-library. Every metric is prefixed ``c5c3_orders_controller_``.
+Every family of the controller is named ``c5c3_orders_controller_*``. They live in a registry of their own (not
+the library's global one), so a unit test can make as many ``Metrics`` as it likes. Two of the library's standard
+collectors join them, because they answer questions an operator of this controller has: the process collector
+(``process_*``: CPU seconds and resident memory against the Pod's limits, open file descriptors against the watch
+streams) and the garbage collector's (``python_gc_*``: the full collections that the k8s edge's ``gc.freeze``
+keeps rare). The platform collector (one constant ``python_info``) is left out: the image pins the interpreter.
+
+Counters, the histogram and the summary are the library's instruments (thread-safe on their own). The gauges that
+describe the state as last reconciled (orders by their Ready reason, watch streams, shares held, last success) are
+built at scrape time from what this class keeps under its lock, so a scrape never sees half an update.
 """
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Dict, Iterable, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple
+
+from prometheus_client import (CollectorRegistry, Counter, Gauge, GCCollector, Histogram, ProcessCollector, Summary,
+                               disable_created_metrics, generate_latest, start_http_server)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from .keys import ORDER_KINDS, key_of_summary
 
-PREFIX = "c5c3_orders_controller_"
+NAMESPACE = "c5c3_orders_controller"
+PREFIX = NAMESPACE + "_"
 DURATION_BUCKETS = (0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120, 300)
+PASS_KINDS = ("full", "targeted")
+PASS_RESULTS = ("success", "failed", "canceled")
+
+# The library would add a ``_created`` sample (the child's creation time) to every counter, histogram and summary
+# child: twice the lines, and nothing a restart of the process does not already tell. Its documented switch turns
+# them off for the whole process, which runs no other metrics.
+disable_created_metrics()
 
 
-def _escape(value: str) -> str:
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+class _ScrapeTimeFamily(Collector):
+    """One family built by ``build`` at each scrape."""
 
+    def __init__(self, build: Callable[[], Metric]):
+        self._build = build
 
-def _labels(pairs: Iterable[Tuple[str, str]]) -> str:
-    pairs = list(pairs)
-    if not pairs:
-        return ""
-    return "{" + ",".join('%s="%s"' % (k, _escape(v)) for k, v in pairs) + "}"
-
-
-def _num(value: float) -> str:
-    if value == float("inf"):
-        return "+Inf"
-    if float(value).is_integer():
-        return str(int(value))
-    return repr(float(value))
+    def collect(self) -> Iterator[Metric]:
+        yield self._build()
 
 
 class Metrics:
-    def __init__(self, clock=time.time):
+    """What the controller counts; ``registry`` is what the endpoint serves."""
+
+    def __init__(self, clock: Callable[[], float] = time.time):
         self.clock = clock
         self._lock = threading.Lock()
-        self.passes: Dict[Tuple[str, str], int] = {}          # (kind, result) -> count
-        self.durations: Dict[str, list] = {}                   # kind -> [bucket counts..., sum, count]
-        self.orders: Dict[Tuple[str, str], Mapping] = {}       # (cluster, key) -> summary of a KU/BC order
-        self.gateway_requests = 0
-        self.phases: Dict[Tuple[str, str], Tuple[float, int]] = {}  # (pass kind, phase) -> (seconds, passes)
-        self.requests: Dict[str, int] = {}                     # source -> count
-        self.errors: Dict[str, int] = {}                       # source -> count
-        self.order_errors = 0
-        self.events: Dict[str, int] = {}
-        self.triggered: Dict[str, int] = {}
-        self.causes: Dict[str, int] = {}
+        self.orders: Dict[Tuple[str, str], Mapping] = {}       # (cluster, key) -> Ready of a KU/BC order
         self.last_success: Optional[float] = None
-        self.leader = 0
         self.watches: Dict[str, int] = {}                      # cluster label -> open watch streams
         self.shards: list = []                                 # the shares held (sharded replicas)
 
+        self.registry = registry = CollectorRegistry()
+        ProcessCollector(registry=registry)
+        GCCollector(registry=registry)
+
+        def counter(name: str, help_text: str, labels: Tuple[str, ...] = (), preset: Iterable[str] = ()) -> Counter:
+            """A counter whose children for ``preset`` exist (at 0) from the start, so a rate has a base."""
+            family = Counter(name, help_text, labels, namespace=NAMESPACE, registry=registry)
+            for value in preset:
+                family.labels(value)
+            return family
+
+        def computed(build: Callable[[], Metric]) -> None:
+            registry.register(_ScrapeTimeFamily(build))
+
+        self._passes = counter("passes", "Reconcile passes run, by kind (full/targeted) and result.",
+                               ("kind", "result"))
+        for kind in PASS_KINDS:
+            for result in PASS_RESULTS:
+                self._passes.labels(kind, result)
+        self._causes = counter("pass_causes", "Why passes ran: schedule (full), event, requeue, or event+requeue "
+                               "(merged).", ("cause",), ("schedule", "event", "requeue"))
+        self._durations = Histogram("pass_duration_seconds", "Wall time of a pass (ansible-runner start to end).",
+                                    ("kind",), namespace=NAMESPACE, registry=registry, buckets=DURATION_BUCKETS)
+        for kind in PASS_KINDS:
+            self._durations.labels(kind)
+        computed(self._orders_family)
+        self._requests = counter("api_requests", "Kubernetes API requests: made by passes (pass), and by the "
+                                 "controller (list, watch, lease).", ("source",), ("pass", "list", "watch", "lease"))
+        self._gateway_requests = counter("gateway_requests", "Requests the object-storage passes sent to gateways.")
+        self._phases = Summary(
+            "pass_phase_seconds", "Where a pass's wall time goes: start (ansible-runner and ansible-playbook "
+            "starting), before (the role's tasks before the pass modules), modules (their tasks), pass (the modules' "
+            "own work), after (summary tasks), exit; and snapshot (building the targeted pass's snapshot).",
+            ("kind", "phase"), namespace=NAMESPACE, registry=registry)
+        self._errors = counter("api_errors", "Failed Kubernetes API calls: of the controller (watch, lease), and "
+                               "orders whose pass met an error (pass).", ("source",), ("pass", "watch", "lease"))
+        self._events = counter("watch_events", "Watch events received, by kind.", ("kind",))
+        self._triggers = counter("event_triggers", "Watch events that concerned reconciled orders and queued a "
+                                 "targeted pass, by kind.", ("kind",))
+        computed(self._last_success_family)
+        computed(self._watches_family)
+        self._leader = Gauge("leader", "1 while this process holds the leader Lease (sharded: at least one share).",
+                             namespace=NAMESPACE, registry=registry)
+        computed(self._shards_family)
+
     # updates ---------------------------------------------------------------------------------
     def api_request(self, source: str, count: int = 1) -> None:
-        with self._lock:
-            self.requests[source] = self.requests.get(source, 0) + count
+        self._requests.labels(source).inc(count)
 
     def api_error(self, source: str, count: int = 1) -> None:
-        with self._lock:
-            self.errors[source] = self.errors.get(source, 0) + count
+        self._errors.labels(source).inc(count)
 
     def watch_event(self, kind: str) -> None:
-        with self._lock:
-            self.events[kind] = self.events.get(kind, 0) + 1
+        self._events.labels(kind).inc()
 
     def trigger(self, reason: str) -> None:
-        with self._lock:
-            self.triggered[reason] = self.triggered.get(reason, 0) + 1
+        self._triggers.labels(reason).inc()
 
     def pass_cause(self, cause: str) -> None:
-        with self._lock:
-            self.causes[cause] = self.causes.get(cause, 0) + 1
+        self._causes.labels(cause).inc()
 
     def set_watches(self, per_cluster: Mapping[str, int]) -> None:
         with self._lock:
             self.watches = dict(per_cluster)
 
     def set_leader(self, leading: bool) -> None:
-        with self._lock:
-            self.leader = 1 if leading else 0
+        self._leader.set(1 if leading else 0)
 
     def set_shards(self, held: Iterable[int]) -> None:
         with self._lock:
@@ -89,126 +130,81 @@ class Metrics:
     def record_pass(self, kind: str, result: str, duration: float, module: Optional[Mapping] = None,
                     keys: Optional[Iterable[str]] = None) -> None:
         """One pass: ``result`` is success / failed / canceled; ``module`` the module's return value."""
+        self._passes.labels(kind, result).inc()
+        self._durations.labels(kind).observe(duration)
+        if module is None:
+            return
+        order_errors = int(module.get("errors") or 0)
+        self._requests.labels("pass").inc(int(module.get("api_requests") or 0))
+        self._errors.labels("pass").inc(order_errors)
+        self._gateway_requests.inc(int(module.get("gateway_requests") or 0))
         with self._lock:
-            self.passes[(kind, result)] = self.passes.get((kind, result), 0) + 1
-            hist = self.durations.setdefault(kind, [0] * (len(DURATION_BUCKETS) + 2))
-            for i, bound in enumerate(DURATION_BUCKETS):
-                if duration <= bound:
-                    hist[i] += 1
-            hist[-2] += duration
-            hist[-1] += 1
-            if module is None:
-                return
-            self.requests["pass"] = self.requests.get("pass", 0) + int(module.get("api_requests") or 0)
-            self.order_errors += int(module.get("errors") or 0)
-            summaries = module.get("orders") or []
             if kind == "full":
                 self.orders = {}
             else:
                 wanted = set(keys or ())
                 for ref in [r for r in self.orders if r[1] in wanted]:
                     del self.orders[ref]
-            for s in summaries:
+            for s in module.get("orders") or []:
                 if (s.get("kind") or ORDER_KINDS[0]) in ORDER_KINDS:  # tenants' orders, not the platform's objects
                     self.orders[(s.get("cluster") or "", key_of_summary(s))] = {
                         "ready": bool(s.get("ready")), "reason": (s.get("reasons") or {}).get("Ready", "")}
-            self.gateway_requests += int(module.get("gateway_requests") or 0)
-            if result == "success" and not module.get("errors"):
+            if result == "success" and not order_errors:
                 self.last_success = self.clock()
 
     def record_phases(self, kind: str, phases: Mapping[str, float]) -> None:
-        with self._lock:
-            for phase, seconds in phases.items():
-                total, count = self.phases.get((kind, phase), (0.0, 0))
-                self.phases[(kind, phase)] = (total + float(seconds), count + 1)
+        for phase, seconds in phases.items():
+            self._phases.labels(kind, phase).observe(float(seconds))
 
     def forget_orders(self) -> None:
         with self._lock:
             self.orders = {}
 
-    # exposition ------------------------------------------------------------------------------
-    def render(self) -> str:
+    # the families built at scrape time ---------------------------------------------------------
+    def _orders_family(self) -> Metric:
+        family = GaugeMetricFamily(PREFIX + "orders", "Orders (KeystoneUser, BucketCredential) by their Ready "
+                                   "condition and its reason, as last reconciled.", labels=("ready", "reason"))
         with self._lock:
-            out = []
-
-            def family(name, kind, help_text):
-                out.append("# HELP %s%s %s" % (PREFIX, name, help_text))
-                out.append("# TYPE %s%s %s" % (PREFIX, name, kind))
-
-            family("passes_total", "counter", "Reconcile passes run, by kind (full/targeted) and result.")
-            for kind in ("full", "targeted"):
-                for result in ("success", "failed", "canceled"):
-                    out.append("%spasses_total%s %d" % (PREFIX, _labels([("kind", kind), ("result", result)]),
-                                                        self.passes.get((kind, result), 0)))
-            family("pass_causes_total", "counter",
-                   "Why passes ran: schedule (full), event, requeue, or event+requeue (merged).")
-            for cause in sorted(set(self.causes) | {"schedule", "event", "requeue"}):
-                out.append("%spass_causes_total%s %d" % (PREFIX, _labels([("cause", cause)]),
-                                                         self.causes.get(cause, 0)))
-            family("pass_duration_seconds", "histogram", "Wall time of a pass (ansible-runner start to end).")
-            for kind in ("full", "targeted"):
-                hist = self.durations.get(kind, [0] * (len(DURATION_BUCKETS) + 2))
-                for i, bound in enumerate(DURATION_BUCKETS):
-                    out.append("%spass_duration_seconds_bucket%s %d" % (
-                        PREFIX, _labels([("kind", kind), ("le", _num(bound))]), hist[i]))
-                out.append("%spass_duration_seconds_bucket%s %d" % (
-                    PREFIX, _labels([("kind", kind), ("le", "+Inf")]), hist[-1]))
-                out.append("%spass_duration_seconds_sum%s %s" % (PREFIX, _labels([("kind", kind)]), _num(hist[-2])))
-                out.append("%spass_duration_seconds_count%s %d" % (PREFIX, _labels([("kind", kind)]), hist[-1]))
-            family("orders", "gauge", "Orders (KeystoneUser, BucketCredential) by their Ready condition and its reason, "
-                                      "as last reconciled.")
             counts: Dict[Tuple[str, str], int] = {}
             for entry in self.orders.values():
                 key = ("True" if entry["ready"] else "False", entry["reason"])
                 counts[key] = counts.get(key, 0) + 1
-            for (ready, reason), count in sorted(counts.items()):
-                out.append("%sorders%s %d" % (PREFIX, _labels([("ready", ready), ("reason", reason)]), count))
-            family("api_requests_total", "counter",
-                   "Kubernetes API requests: made by passes (pass), and by the controller (list, watch, lease).")
-            for source in sorted(set(self.requests) | {"pass", "list", "watch", "lease"}):
-                out.append("%sapi_requests_total%s %d" % (PREFIX, _labels([("source", source)]),
-                                                          self.requests.get(source, 0)))
-            family("gateway_requests_total", "counter", "Requests the object-storage passes sent to gateways.")
-            out.append("%sgateway_requests_total %d" % (PREFIX, self.gateway_requests))
-            family("pass_phase_seconds", "summary",
-                   "Where a pass's wall time goes: start (ansible-runner and ansible-playbook starting), before (the "
-                   "role's tasks before the pass modules), modules (their tasks), pass (the modules' own work), "
-                   "after (summary tasks), exit; and snapshot (building the targeted pass's snapshot).")
-            for (kind, phase), (total, count) in sorted(self.phases.items()):
-                labels = [("kind", kind), ("phase", phase)]
-                out.append("%spass_phase_seconds_sum%s %s" % (PREFIX, _labels(labels), _num(round(total, 6))))
-                out.append("%spass_phase_seconds_count%s %d" % (PREFIX, _labels(labels), count))
-            family("api_errors_total", "counter",
-                   "Failed Kubernetes API calls: of the controller (watch, lease), and orders whose pass met "
-                   "an error (pass).")
-            errors = dict(self.errors)
-            errors["pass"] = errors.get("pass", 0) + self.order_errors
-            for source in sorted(set(errors) | {"pass", "watch", "lease"}):
-                out.append("%sapi_errors_total%s %d" % (PREFIX, _labels([("source", source)]), errors.get(source, 0)))
-            family("watch_events_total", "counter", "Watch events received, by kind.")
-            for kind, count in sorted(self.events.items()):
-                out.append("%swatch_events_total%s %d" % (PREFIX, _labels([("kind", kind)]), count))
-            family("event_triggers_total", "counter",
-                   "Watch events that concerned reconciled orders and queued a targeted pass, by kind.")
-            for kind, count in sorted(self.triggered.items()):
-                out.append("%sevent_triggers_total%s %d" % (PREFIX, _labels([("kind", kind)]), count))
-            family("last_success_timestamp_seconds", "gauge",
-                   "Unix time of the last pass that succeeded with no order error.")
+        for (ready, reason), count in sorted(counts.items()):
+            family.add_metric((ready, reason), count)
+        return family
+
+    def _last_success_family(self) -> Metric:
+        family = GaugeMetricFamily(PREFIX + "last_success_timestamp_seconds",
+                                   "Unix time of the last pass that succeeded with no order error.", labels=())
+        with self._lock:
             if self.last_success is not None:
-                out.append("%slast_success_timestamp_seconds %s" % (PREFIX, _num(round(self.last_success, 3))))
-            family("watches", "gauge", "Open watch streams, by cluster (one per kind, or per kind and namespace).")
+                family.add_metric((), self.last_success)
+        return family
+
+    def _watches_family(self) -> Metric:
+        family = GaugeMetricFamily(PREFIX + "watches", "Open watch streams, by cluster (one per kind, or per kind "
+                                   "and namespace).", labels=("cluster",))
+        with self._lock:
             for cluster, count in sorted(self.watches.items()):
-                out.append("%swatches%s %d" % (PREFIX, _labels([("cluster", cluster)]), count))
-            family("leader", "gauge", "1 while this process holds the leader Lease (sharded: at least one share).")
-            out.append("%sleader %d" % (PREFIX, self.leader))
-            family("shard_held", "gauge", "1 for each share of the namespaces this replica holds (with --shards).")
+                family.add_metric((cluster,), count)
+        return family
+
+    def _shards_family(self) -> Metric:
+        family = GaugeMetricFamily(PREFIX + "shard_held", "1 for each share of the namespaces this replica holds "
+                                   "(with --shards).", labels=("shard",))
+        with self._lock:
             for shard in self.shards:
-                out.append("%sshard_held%s 1" % (PREFIX, _labels([("shard", str(shard))])))
-            return "\n".join(out) + "\n"
+                family.add_metric((str(shard),), 1)
+        return family
+
+    # exposition ------------------------------------------------------------------------------
+    def render(self) -> str:
+        """The text exposition (format 0.0.4) the endpoint serves to a scraper that asks for no other."""
+        return generate_latest(self.registry).decode("utf-8")
 
 
 def parse(text: str) -> Dict[str, float]:
-    """``{'name{labels}': value}`` from an exposition (for tests and the figures script)."""
+    """``{'name{labels}': value}`` from a text exposition (for tests and the figures script)."""
     values = {}
     for line in text.splitlines():
         if line and not line.startswith("#"):
@@ -218,32 +214,14 @@ def parse(text: str) -> Dict[str, float]:
 
 
 class MetricsServer:
+    """``prometheus_client``'s HTTP server (a thread per scrape, no access log) on ``host:port``, serving from the
+    moment it is made; port 0 binds a free one (``port`` says which)."""
+
     def __init__(self, metrics: Metrics, host: str = "127.0.0.1", port: int = 9099):
-        registry = metrics
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server's name
-                if self.path.split("?")[0] not in ("/metrics", "/"):
-                    self.send_error(404)
-                    return
-                body = registry.render().encode("utf-8")
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):  # no access log
-                pass
-
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, name="metrics", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
+        self.server, self._thread = start_http_server(port, addr=host, registry=metrics.registry)
+        self.port: int = self.server.server_address[1]
 
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self._thread.join(5)

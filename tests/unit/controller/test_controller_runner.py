@@ -1,11 +1,10 @@
-"""The pass runner's pure parts: environment allowlist, result extraction, what reaches disk, metrics."""
+"""The pass runner's pure parts: environment allowlist, result extraction, what reaches disk."""
 import os
 from types import SimpleNamespace
 
 import pytest
 
 from c5c3_orders_controller import runner as R
-from c5c3_orders_controller.metrics import Metrics, parse
 
 
 def test_the_environment_keeps_only_the_allowlist():
@@ -160,38 +159,6 @@ def test_only_the_passes_a_batch_needs_run_and_a_missing_result_fails_the_pass(t
     assert not result.ok  # the object-storage module never answered
     full = R.PassRunner(tmp_path, passes=["keystoneuser"]).extravars(None)
     assert full["c5c3_reconcile_kinds"] == ["keystoneuser"] and "c5c3_reconcile_snapshot_file" not in full
-
-
-# ------------------------------------------------------------------------------------ metrics
-def test_metrics_exposition():
-    ticks = iter([1234.5, 2000.0, 3000.0])
-    m = Metrics(clock=lambda: next(ticks))
-    m.set_leader(True)
-    m.api_request("lease", 3)
-    m.api_error("watch")
-    m.record_pass("full", "success", 2.5, {"api_requests": 9, "errors": 0, "orders": [
-        {"namespace": "t", "name": "a", "cluster": "", "ready": True, "reasons": {"Ready": "AllReady"}},
-        {"namespace": "t", "name": "b", "cluster": "", "ready": False, "reasons": {"Ready": "WaitingForKORC"}}]})
-    m.record_pass("targeted", "success", 0.7, {"api_requests": 4, "errors": 1, "orders": [
-        {"namespace": "t", "name": "b", "cluster": "", "ready": True, "reasons": {"Ready": "AllReady"}}]},
-        keys={"t/b"})
-    m.record_pass("targeted", "canceled", 1.0)
-    values = parse(m.render())
-    assert values['c5c3_orders_controller_passes_total{kind="full",result="success"}'] == 1
-    assert values['c5c3_orders_controller_passes_total{kind="targeted",result="success"}'] == 1
-    assert values['c5c3_orders_controller_passes_total{kind="targeted",result="canceled"}'] == 1
-    assert values['c5c3_orders_controller_orders{ready="True",reason="AllReady"}'] == 2
-    assert 'c5c3_orders_controller_orders{ready="False",reason="WaitingForKORC"}' not in values
-    assert values['c5c3_orders_controller_api_requests_total{source="pass"}'] == 13
-    assert values['c5c3_orders_controller_api_requests_total{source="lease"}'] == 3
-    assert values['c5c3_orders_controller_api_errors_total{source="pass"}'] == 1
-    assert values['c5c3_orders_controller_api_errors_total{source="watch"}'] == 1
-    assert values['c5c3_orders_controller_pass_duration_seconds_bucket{kind="targeted",le="1"}'] == 2
-    assert values['c5c3_orders_controller_pass_duration_seconds_bucket{kind="targeted",le="0.5"}'] == 0
-    assert values['c5c3_orders_controller_pass_duration_seconds_count{kind="full"}'] == 1
-    assert values["c5c3_orders_controller_leader"] == 1
-    # the targeted pass had an order error: the last success is the full pass's
-    assert values["c5c3_orders_controller_last_success_timestamp_seconds"] == 1234.5
 
 
 def test_descendants_finds_grandchildren_in_other_sessions():
