@@ -350,6 +350,8 @@ def write(results, repo, plugins=()):
     args = results.get("args", {})
     exp = exponents(results)
     rows = targets(results)
+    for plugin in plugins:  # a scenario's own goals (its module's ``goals(results)``) join the Targets table
+        rows += list(getattr(plugin.module, "goals", lambda _results: [])(results))
     missed = [r for r in rows if r[2] is False]
     fixed = results.get("baseline_fixed") or {}
     profiled = [s for s in _sizes(results) if s.get("profile")]
