@@ -75,13 +75,13 @@ def _projected_count(ctx, namespaces):
     """Orders in ``namespaces`` with all four children (password and source Secret, K-ORC User, PushSecret) and
     their delivered Secret."""
     from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
-    selector = {"labelSelector": f"{sr_ns_label()} in ({','.join(namespaces)})"}
+    selector = {"labelSelector": f"{sr.NS_LABEL} in ({','.join(namespaces)})"}
     have = {}
 
     def count(items, weight):
         for item in items:
             labels = item["metadata"].get("labels") or {}
-            key = (labels.get(sr_ns_label()), labels.get("c5c3.io/keystoneuser-name"))
+            key = (labels.get(sr.NS_LABEL), labels.get("c5c3.io/keystoneuser-name"))
             have[key] = have.get(key, 0) + weight
     c = ctx.bench.client()
     count(c.request("GET", R.KORC_USER.collection("openstack"), query=selector)["items"], 1)
@@ -90,10 +90,6 @@ def _projected_count(ctx, namespaces):
     for ns in namespaces:
         count(c.request("GET", R.SECRET.collection(ns), query=selector)["items"], 1)      # delivered
     return sum(1 for v in have.values() if v >= 5)
-
-
-def sr_ns_label():
-    return "c5c3.io/keystoneuser-namespace"
 
 
 class Player:
@@ -296,47 +292,10 @@ def peer_measure(ctx, n, work, out, known):
     return namespaces
 
 
-def cleanup(ctx, namespaces):
-    """Remove the new orders (their finalizers first), their children and namespaces, and their assignments."""
-    from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
-    from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
-    c = ctx.bench.client()
-    selector = {"labelSelector": f"{sr_ns_label()} in ({','.join(namespaces)})"}
-    for resource in (R.KORC_USER, R.PUSHSECRET, R.SECRET):
-        c.request("DELETE", resource.collection("openstack"), query=selector)
-
-    def drop(order):
-        meta = order["metadata"]
-        try:
-            if meta.get("finalizers"):
-                c2 = ctx.bench.client()
-                c2.request("PATCH", R.KEYSTONEUSER.item(meta["namespace"], meta["name"]), patch="merge",
-                           body={"metadata": {"finalizers": None}})
-        except KubeError:
-            pass
-    for ns in namespaces:
-        ctx.bench._parallel(drop, c.request("GET", R.KEYSTONEUSER.collection(ns))["items"])  # noqa: SLF001
-        c.request("DELETE", f"/api/v1/namespaces/{ns}")
-    cp = c.request("GET", R.CONTROLPLANE.item("openstack", "cp"))
-    kept = [e for e in cp["spec"].get("namespaceAssignments") or [] if e.get("namespace") not in namespaces]
-    c.request("PATCH", R.CONTROLPLANE.item("openstack", "cp"), patch="merge",
-              body={"spec": {"namespaceAssignments": kept}})
-
-    def gone():
-        for ns in namespaces:
-            try:
-                c.request("GET", f"/api/v1/namespaces/{ns}")
-                return False
-            except KubeError as exc:
-                if not exc.not_found:
-                    raise
-        return True
-    sr.wait_for(gone, 600, "the new orders' namespaces to go", interval=1.0)
-
-
 def measure(ctx, n, out):
     work = Path(ctx.work) / f"peer-{n}"
     work.mkdir(parents=True, exist_ok=True)
+    sr.remove_namespaces(ctx, sr.extra_namespaces(ctx))  # a baseline's new orders (not converged)
     made = []
     try:
         made += ours_from_zero(ctx, n, work, out)
@@ -344,12 +303,16 @@ def measure(ctx, n, out):
         made += peer_measure(ctx, n, work, out, known=2 * n)
     finally:
         if made:
-            cleanup(ctx, made)
+            sr.remove_namespaces(ctx, made)
 
 
 # the report -----------------------------------------------------------------------------------------------------
 def _f(x, digits=1):
     return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _x(ratio):
+    return "—" if ratio is None else f"{ratio:.1f}x"
 
 
 def _ratio(a, b):
@@ -389,8 +352,10 @@ def report(results):
         "Same run, same bench cluster, one after the other (never both at once): the run's N converged orders stay; "
         "*from zero* is new orders created in five further assigned namespaces while the operator runs, timed from "
         "the first creation until every one is Ready (ours; K-ORC and ESO played by status writes every 0.5 s) or "
-        f"projected (the peer). The peer's runs take seconds each, so it converges a sample of {PEER_SAMPLE} new "
-        "orders and its time is extrapolated linearly to N (marked so): two workers at a constant rate per order. "
+        "projected (the peer). The peer's runs take seconds each, so above "
+        f"{max(e['peer'].get('converge', {}).get('sample', PEER_SAMPLE) for _n, e, _r in sized)} orders it converges "
+        "a sample of new orders and its time is extrapolated linearly to N (marked so): two workers at a constant "
+        "rate per order. "
         "Repair and idle are measured on the run's N orders (the peer adopts them at start: they are converged with "
         "the same objects; it lists and watches all of them). Requests are counted by the API server (the "
         "ServiceAccount's flow schema), CPU seconds and peak RSS over the operator's whole process tree "
@@ -465,12 +430,12 @@ def goals(results):
         oi, orr = rep.get("idle") or {}, rep.get("repair") or {}
         ratio = _ratio(pc.get("converge_s"), o.get("converge_s"))
         out.append((f"N={n}: at least {CONVERGE_GOAL:.0f}x faster from zero to all done",
-                    f"{_f(ratio)}x ({_f(o.get('converge_s'))} s against {_f(pc.get('converge_s'))} s"
+                    f"{_x(ratio)} ({_f(o.get('converge_s'))} s against {_f(pc.get('converge_s'))} s"
                     + (", the peer's extrapolated)" if pc.get("extrapolated") else ")"),
                     None if ratio is None else ratio >= CONVERGE_GOAL))
         ratio = _ratio(pi.get("requests_per_hour_total"), oi.get("requests_per_hour_total"))
         out.append((f"N={n}: at least {IDLE_GOAL:.0f}x fewer API requests per hour idle",
-                    f"{_f(ratio)}x ({_f(oi.get('requests_per_hour_total'), 0)} against "
+                    f"{_x(ratio)} ({_f(oi.get('requests_per_hour_total'), 0)} against "
                     f"{_f(pi.get('requests_per_hour_total'), 0)} per hour)",
                     None if ratio is None else ratio >= IDLE_GOAL))
         faster = None if not orr or not pr else orr["p95"] < pr["p95"] and orr["p50"] < pr["p50"]
