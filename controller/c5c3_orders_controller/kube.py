@@ -34,6 +34,9 @@ def _message(body: Any) -> str:
     return msg[:300] if isinstance(msg, str) else ""
 
 
+POOL_SIZE = 64
+
+
 def load_configuration(kubeconfig: Optional[str] = None, context: Optional[str] = None):
     """From ``kubeconfig`` (a path), else in-cluster, else ``$KUBECONFIG`` / ``~/.kube/config``."""
     cfg = k8s_client.Configuration()
@@ -44,6 +47,9 @@ def load_configuration(kubeconfig: Optional[str] = None, context: Optional[str] 
         k8s_config.load_incluster_config(client_configuration=cfg)
     else:
         k8s_config.load_kube_config(context=context, client_configuration=cfg)
+    # every watch stream holds a connection while it is open (one per kind, and per kind and namespace on targets,
+    # plus the share Leases): a pool of the library's default 10 discarded connections with a warning each time
+    cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, POOL_SIZE)
     return cfg
 
 

@@ -175,8 +175,9 @@ class ObjectStorage:
 
     def make_store(self, name, admin="RGW_ADMIN", endpoint=None, **spec):
         """The ObjectStore ``name`` in ``openstack`` and its admin credential Secret ``<name>-admin`` holding the
-        stack's ``<admin>_ACCESS_KEY``/``<admin>_SECRET_KEY`` (an existing one is kept); aimed at ``endpoint``
-        (default: the Tentacle gateway). Returns the store as read."""
+        stack's ``<admin>_ACCESS_KEY``/``<admin>_SECRET_KEY``; aimed at ``endpoint``
+        (default: the Tentacle gateway). Returns the store as read. An existing Secret gets the stack's current key:
+        the gateways keep their data in memory (memstore), so a restarted stack has a new admin key."""
         secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                   "metadata": {"name": f"{name}-admin", "namespace": CP_NS},
                   "data": {"accessKey": _b64(self.env[f"{admin}_ACCESS_KEY"]),
@@ -186,6 +187,7 @@ class ObjectStorage:
         except ApiException as exc:
             if exc.status != 409:
                 raise
+            self.core.patch_namespaced_secret(f"{name}-admin", CP_NS, {"data": secret["data"]})
         body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ObjectStore",
                 "metadata": {"name": name, "namespace": CP_NS},
                 "spec": dict({"endpoint": endpoint or self.endpoint, "region": self.region,

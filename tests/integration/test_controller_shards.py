@@ -1,8 +1,9 @@
 """Scale-out on the local stack (issue 14 item 7): replicas of the controller split the namespaces into shares, one
 Lease per share, with Kubernetes Leases as the only coordination.
 
-Three namespaces, one per share (``--shards 3``), an order in each. Two replicas split the three shares and bring
-every order to Ready; a third replica joins and the shares rebalance to one each; the replica holding one share is
+Three namespaces, one per share (``--shards 3``), an order in each (each with its own user name). Two replicas split
+the three shares and bring every order to Ready; an order in another share asking for a user name another share's
+order holds is refused by its own replica (ServiceAccountCollision: one Keystone user never serves two orders); a third replica joins and the shares rebalance to one each; the replica holding one share is
 SIGKILLed with everything below it (as a node failure would), and a survivor takes its share over within one lease
 duration and repairs an edited delivered Secret there. Every pass each replica ran is in its pass log: no order
 was reconciled by two replicas at once. Timings are printed, never asserted (but for the takeover's bound).
@@ -32,6 +33,11 @@ SHARDS = 3
 LEASE_NS = "default"
 LEASE_DURATION = 15.0
 ORDER = "svc"
+DUP = "dup"  # an order asking for another share's user name
+
+
+def user_name(ns):
+    return "svc-" + ns
 
 
 def one_namespace_per_share(prefix):
@@ -124,10 +130,12 @@ def world(stack_env, kube, tmp_path):
         if proc.proc is not None and proc.proc.poll() is None:
             proc.terminate()
     for ns in namespaces:
-        if stack.order(ns, ORDER) is not None:
-            stack.delete_order(ns, ORDER)
-    if any(stack.order(ns, ORDER) is not None for ns in namespaces):
-        reconcile_until(lambda r: all(stack.order(ns, ORDER) is None for ns in namespaces), timeout=240,
+        for name in (ORDER, DUP):
+            if stack.order(ns, name) is not None:
+                stack.delete_order(ns, name)
+    if any(stack.order(ns, name) is not None for ns in namespaces for name in (ORDER, DUP)):
+        reconcile_until(lambda r: all(stack.order(ns, name) is None for ns in namespaces for name in (ORDER, DUP)),
+                        timeout=240,
                         what="the orders' teardown", namespaces=namespaces, kubeconfig=stack_env["KUBECONFIG"])
     for ns in namespaces:
         stack.withdraw(ns)
@@ -147,13 +155,19 @@ def test_replicas_split_the_shares_and_a_killed_ones_share_is_taken_over(world):
     stack = world.stack
     a, b = world.start("a"), world.start("b")
     for ns in world.namespaces:
-        stack.create_order(ns, ORDER)
+        stack.create_order(ns, ORDER, userName=user_name(ns))
     started = time.monotonic()
     wait_for(lambda: all(ready(stack, ns) for ns in world.namespaces), timeout=240, interval=1,
              what="every order Ready with two replicas")
     print("3 orders Ready with 2 replicas in %.1fs" % (time.monotonic() - started))
     wait_for(lambda: len(world.holders()) == SHARDS and set(world.holders().values()) == {
         world.identity("a"), world.identity("b")}, timeout=60, what="both replicas to hold shares")
+
+    # another share's user name, asked for from the second namespace (whose share the other replica may hold)
+    stack.create_order(world.namespaces[1], DUP, userName=user_name(world.namespaces[0]).upper())
+    wait_for(lambda: Stack.condition(stack.order(world.namespaces[1], DUP), "UserReady").get("reason")
+             == "ServiceAccountCollision", timeout=120, interval=1, what="the duplicate user name refused")
+    assert ready(stack, world.namespaces[0])
 
     c = world.start("c")
     joined = time.monotonic()
@@ -189,7 +203,7 @@ def test_replicas_split_the_shares_and_a_killed_ones_share_is_taken_over(world):
     passes = world.passes()
     assert {p["replica"] for p in passes} >= {"a", "b"}
     for p in passes:
-        assert set(p["reconciled"]) <= {"%s/%s" % (n, ORDER) for n in world.namespaces}
+        assert set(p["reconciled"]) <= {"%s/%s" % (n, o) for n in world.namespaces for o in (ORDER, DUP)}
         assert all(shard_of(key.split("/")[0], SHARDS) in p["shards"] for key in p["reconciled"]), p
     overlaps = [(p["replica"], q["replica"], key) for p in passes for q in passes if p["replica"] < q["replica"]
                 for key in set(p["reconciled"]) & set(q["reconciled"])
