@@ -12,8 +12,8 @@ short_description: Reconcile every ObjectStore, ObjectStoreAccount and BucketCre
 version_added: 0.2.0
 description:
   - One pass over the three C(c5c3.io/v1alpha1) object-storage kinds, in dependency order. First every
-    ObjectStore - its gateway is probed at most every 5 minutes and again after a spec change, and its
-    C(PerBucketCredentialsReady) condition names the cause when it is not ready. Then the ObjectStoreAccount of
+    ObjectStore - its gateway is probed at most every 5 minutes (every 30 s while not ready) and again after a
+    spec change, and its C(PerBucketCredentialsReady) condition names the cause when it is not ready. Then the ObjectStoreAccount of
     every tenant whose first admitted BucketCredential needs a ready store and has none yet is created. Then
     every ObjectStoreAccount - its RGW account and root user, its key kept in C(<account>-root-key) in the
     ControlPlane namespace and backed up to OpenBao first, migration and root-key rotation. Then every

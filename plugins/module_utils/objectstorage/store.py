@@ -5,8 +5,10 @@
 
 Design section 1; docs/objectstore-crd.md. The readiness verdict itself is ``rgw.readiness.classify`` over what
 the edge's probe observed (the same classifier the ``rgw_store_info`` module reports); here:
-- a store is probed at most every 5 minutes and again whenever its spec changes (``probe_due``), so a gateway
-  upgrade is picked up with no edit; between probes the status stands and nothing is written;
+- a ready store is probed at most every 5 minutes and again whenever its spec changes (``probe_due``), so a
+  gateway upgrade is picked up with no edit; a store that is not ready is probed again after 30 s, so a fix made
+  where no event reaches us (a corrected admin key in the platform's Secret, a gateway brought back) is seen soon;
+  between probes the status stands and nothing is written;
 - an admin credential Secret that is missing or lacks ``accessKey``/``secretKey`` is AdminCredentialInvalid
   without a probe;
 - the condition message names the cause precisely (platform namespace only); tenants only ever see a generic
@@ -44,6 +46,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.rgw.readiness import C
 
 KIND = "ObjectStore"
 PROBE_INTERVAL = timedelta(minutes=5)
+RETRY_PROBE_INTERVAL = timedelta(seconds=30)  # a store that is not ready
 MAX_BACKENDS = 16
 
 
@@ -70,12 +73,16 @@ def read_store(raw: Any) -> Optional[StoreView]:
     return StoreView(spec, condition_is_true(raw, PER_BUCKET_CREDENTIALS_READY))
 
 
+def probe_interval(ready: bool) -> timedelta:
+    return PROBE_INTERVAL if ready else RETRY_PROBE_INTERVAL
+
+
 def probe_due(raw: Any, now: datetime) -> bool:
     status = dig(raw, "status")
     last = timestamps.parse(dig(status, "lastProbeTime"))
     if last is None or dig(status, "observedGeneration") != generation_of(raw):
         return True
-    return now - last >= PROBE_INTERVAL
+    return now - last >= probe_interval(condition_is_true(raw, PER_BUCKET_CREDENTIALS_READY))
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,7 @@ def decide_store(snapshot: StoreSnapshot) -> Decision:
                                  or fields.backends)
             generation = generation_of(raw)
         last = fields.last_probe or snapshot.now
-        wait = requeue.earliest([wait, requeue.until(timestamps.add(last, PROBE_INTERVAL), snapshot.now)
+        wait = requeue.earliest([wait, requeue.until(timestamps.add(last, probe_interval(verdict.ok)), snapshot.now)
                                  or requeue.MINIMUM])
     context = DecisionContext(
         now=snapshot.now, generation=generation, conditions=STORE_CONDITIONS, previous=previous, fields=fields,

@@ -103,12 +103,23 @@ def test_the_slot_plan(desired, recorded, live, issue, retired, stale, untracked
 
 
 def test_a_store_is_probed_at_most_every_five_minutes_and_on_any_change():
-    raw = {"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "lastProbeTime": rfc3339(NOW)}}
+    raw = {"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "lastProbeTime": rfc3339(NOW),
+                                                      "conditions": [{"type": "PerBucketCredentialsReady",
+                                                                      "status": "True", "reason": "Ready"}]}}
     assert not store.probe_due(raw, NOW + timedelta(minutes=4))
     assert store.probe_due(raw, NOW + timedelta(minutes=5))
     raw["metadata"]["generation"] = 3
     assert store.probe_due(raw, NOW)
     assert store.probe_due({"metadata": {"generation": 1}}, NOW)
+
+
+def test_a_store_that_is_not_ready_is_probed_again_after_thirty_seconds():
+    raw = {"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "lastProbeTime": rfc3339(NOW),
+                                                      "conditions": [{"type": "PerBucketCredentialsReady",
+                                                                      "status": "False",
+                                                                      "reason": "AdminCredentialInvalid"}]}}
+    assert not store.probe_due(raw, NOW + timedelta(seconds=29))
+    assert store.probe_due(raw, NOW + timedelta(seconds=30))
 
 
 def test_an_unassigned_namespace_is_refused_and_frozen():
