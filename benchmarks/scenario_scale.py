@@ -243,9 +243,9 @@ def report(results):
         md.append("")
         if size.get("provision"):
             p = size["provision"]
-            md.append(f"- From zero to Ready: {p['passes']} passes (the last one found nothing to do), {p['wall']:.0f} s "
-                      f"of module wall time in the others, {p['requests']} requests, {p['writes']} writes (K-ORC and "
-                      "ESO played by status writes between the passes, not counted).")
+            md.append(f"- From zero to Ready: {p['passes']} passes (the last one found nothing to do), "
+                      f"{p['wall']:.0f} s of module wall time in the others, {p['requests']} requests, {p['writes']} "
+                      "writes (K-ORC and ESO played by status writes between the passes, not counted).")
         for key, title in (("server_before", "API server after convergence"),
                            ("server_after", "API server after the sharded passes")):
             if sc.get(key):
