@@ -10,7 +10,8 @@ breakdown at that N. Measures here, each module run in its own process as the Se
   every share one after the other (what each replica's pass costs), then side by side as 2 replicas would run them
   (S = 2: one share each; S = 4: two shares each), with the wall time of the slower replica;
 - the API server's side: peak and current RSS of kube-apiserver and etcd, their CPU seconds over the run so far and
-  over an idle stretch with nothing measured running, and the size of etcd's database.
+  over an idle stretch with nothing measured running, the size of etcd's database, the kube-apiserver's Go heap;
+- Ansible's no_log output filter over a result of n orders against n passwords (offline; ``--no-log-filter``).
 
 Only at N >= 20,000 (``C5C3_BENCH_SCALE_MIN`` lowers that for development), so ``make bench`` passes it by.
 ``python benchmarks/scenario_scale.py [RESULTS]`` prints the section from a results file (default
@@ -166,6 +167,31 @@ def measure(ctx, n, out):  # pylint: disable=redefined-outer-name
                             for r in both["per_replica"]))
         ctx.save()
     out["server_after"] = dict(server_memory(ctx.bench), cpu_total=ctx.bench.server_cpu())
+    out["no_log_filter"] = no_log_filter()
+
+
+# Ansible's output filter ------------------------------------------------------------------------------------------
+NO_LOG_SIZES = (1000, 2000, 4000)
+
+
+def no_log_filter(sizes=NO_LOG_SIZES):
+    """CPU seconds of ``AnsibleModule.exit_json``'s no_log filter (``remove_values``) over a result shaped like a pass's
+    (n order summaries of names, reasons and actions) with n registered passwords: what a pass that writes n passwords
+    pays on exit. Offline, in this process; it needs only ansible-core."""
+    import secrets  # noqa: E402
+    from ansible.module_utils.common.parameters import remove_values  # noqa: E402
+    out = []
+    for n in sizes:
+        orders = [{"namespace": f"tenant-{i % 5}", "name": f"order-{i:05d}", "cluster": "", "ready": True,
+                   "reason": "Ready", "reasons": ["Ready"], "user": f"order-{i:05d}", "message": "delivered",
+                   "actions": [f"create Secret openstack/order-{i:05d}-password", "apply User", "patch status"],
+                   "requeue_after": 2592000} for i in range(n)]
+        values = {secrets.token_urlsafe(32) for _ in range(n)}
+        started = time.process_time()
+        remove_values({"changed": True, "orders": orders}, values)
+        cpu = time.process_time() - started
+        out.append({"orders": n, "passwords": n, "cpu": cpu, "us_per_order_and_password": cpu / n / n * 1e6})
+    return out
 
 
 # the report -------------------------------------------------------------------------------------------------------
@@ -254,6 +280,10 @@ def report(results):
             idle = sc["server_idle"]
             md.append(f"- API server idle (nothing measured running, {idle['seconds']} s): {idle['cpu']:.2f} CPU s "
                       f"({idle['cpu'] / idle['seconds'] * 100:.1f} % of a core).")
+        if sc.get("no_log_filter"):
+            md.append("- Ansible's no_log output filter, a result of n order summaries against n passwords: "
+                      + ", ".join(f"n = {f['orders']}: {f['cpu']:.2f} CPU s" for f in sc["no_log_filter"])
+                      + " (grows with n²).")
         lists = (size.get("memory") or {}).get("lists") or []
         if lists:
             total = sum(entry["bytes_mib"] for entry in lists)
@@ -266,6 +296,9 @@ def report(results):
 
 
 def main(argv):
+    if argv[1:2] == ["--no-log-filter"]:  # the filter alone, [N ...] orders
+        print(json.dumps(no_log_filter([int(n) for n in argv[2:]] or NO_LOG_SIZES)))
+        return
     path = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[1] / ".bench-scale" / "results.json"
     print(f"## {TITLE}\n\n{report(json.loads(path.read_text()))}")
 
