@@ -10,10 +10,10 @@ value the pass has seen or written (decoded and as the base64 text a Secret's ``
 ``[redacted]``. The set is filled as Secrets are read and written; scrubbing runs only on error texts, so its
 cost does not grow with the number of orders of a converged pass.
 
-What the pass *writes* is also kept apart (``written``): a module registers those values with Ansible's
-``no_log_values``. Registering every value it reads as well would make Ansible's output filter scan each result
-string for each of them: 22 s for a 5,000-order result against 15,000 values, measured; the results are built
-from names and reasons only, and every error text is scrubbed here, so the read values never reach them.
+What the pass *writes* is also kept apart (``written``): a module masks those values out of its result
+(``C5c3K8sModule.hide``, ``k8s.mask``). Masking every value it reads as well would cost a walk against tens of
+thousands of values for nothing: the results are built from names and reasons only, and every error text is
+scrubbed here, so the read values never reach them.
 
 A Secret the pass only *reads* is noted by reference and decoded the first time a text is scrubbed: a converged
 pass over thousands of orders reads tens of thousands of secret values and scrubs no text at all, so decoding them
