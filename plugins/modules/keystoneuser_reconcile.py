@@ -215,7 +215,6 @@ from ansible_collections.c5c3.orders.plugins.module_utils.passes.snapshot import
     SnapshotError,
     cached_services,
     load_snapshot,
-    without_orders,
 )
 
 
@@ -246,8 +245,6 @@ class KeystoneUserReconcile(C5c3K8sModule):
             snapshot = load_snapshot(path, self.params["orders"])
         except SnapshotError as exc:
             raise ModuleFailure(f"snapshot_file {path}: {exc}") from None
-        if self.params["shards"]:  # the orders a new claim ranks against are listed, never taken from a cache
-            snapshot = without_orders(snapshot)
         connected = {name: s for name, s in services.items() if isinstance(s, KubeService)}
         return dict(services, **cached_services(snapshot, connected))
 

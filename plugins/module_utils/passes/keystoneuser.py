@@ -149,7 +149,7 @@ class KeystoneUserSource:
         if not cps.ok:
             self.cp_error = cps.error
         self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
-        if self.selection.shard_count:
+        if self.selection.shard_count and not self.limited:
             self.orders_listed_at = datetime.now(timezone.utc)
         self._read_orders(management, cps, set())
         if self.limited:  # the selection names its orders' namespaces: read them on targets even when withdrawn
@@ -164,6 +164,8 @@ class KeystoneUserSource:
             if cluster.error is None:
                 self._read_beside_orders(cluster, LABEL_NAME if not self.limited else child_selector(
                     {name_of(o) for c in self.clusters for o in c.orders}), cps.items)
+        if self.selection.shard_count and self.limited:
+            self._list_rivals_for_new_claims(cps)
         self._index_rivals()
 
     def _read_targets(self, cps: Listing, extra: Callable[[ClusterReads], Set[str]]) -> None:
@@ -274,6 +276,28 @@ class KeystoneUserSource:
             else:
                 for namespace in sorted(holding & assigned):
                     index[namespace] = guarded_list(cluster.service, resource, namespace, cluster=cluster.name)
+
+    def _list_rivals_for_new_claims(self, cps: Listing) -> None:
+        """A sharded targeted pass (its orders may come from the controller's watch cache, which can lag behind an
+        order another replica's share just got) lists every order, on every cluster, once one of its orders holds
+        no User yet: a new claim ranks against all of them (``collision.settle_wait``). An order that holds its
+        User keeps it whatever the others ask for, so a repair never pays for this list."""
+        holding = set().union(*self.owners.values()) if self.owners else set()
+        if all((c.name, namespace_of(o), name_of(o)) in holding for c in self.clusters for o in c.orders):
+            return
+        self.orders_listed_at = datetime.now(timezone.utc)
+        for cluster in self.clusters:
+            if cluster.error is not None or not cluster.serves(R.KEYSTONEUSER):
+                continue
+            service = getattr(cluster.service, "service", cluster.service)  # past a snapshot, to the API server
+            if cluster.name == "":
+                listings = [guarded_list(service, R.KEYSTONEUSER)]
+            else:
+                listings = [guarded_list(service, R.KEYSTONEUSER, namespace, cluster=cluster.name)
+                            for namespace in sorted(assigned_namespaces(cps.items, cluster.name))]
+            known = {(namespace_of(o), name_of(o)) for o in cluster.listed}
+            cluster.listed += [o for listing in listings for o in listing.items
+                               if (namespace_of(o), name_of(o)) not in known]
 
     def _index_rivals(self) -> None:
         for cluster in self.clusters:

@@ -158,12 +158,6 @@ def parse_snapshot(data: Any, orders: Iterable[str]) -> Snapshot:
     return Snapshot(wanted, collections)
 
 
-def without_orders(snapshot: Snapshot) -> Snapshot:
-    """The snapshot less its KeystoneUser collections: a sharded pass lists the orders (a watch cache may lag behind
-    an order created a moment ago on another replica's share, and the user-name ranking must see it)."""
-    return Snapshot(snapshot.orders, {k: c for k, c in snapshot.collections.items() if c.plural != "keystoneusers"})
-
-
 def load_snapshot(path: str, orders: Iterable[str]) -> Snapshot:
     try:
         with open(path, encoding="utf-8") as handle:

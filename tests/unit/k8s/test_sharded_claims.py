@@ -7,13 +7,18 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import run_pass
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import collision
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import parse_identity
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import KeystoneUserSource
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.sharding import shard_of
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.snapshot import CachedReads, Collection
 
 from .fakeapi import FakeApi
-from .test_edge import control_plane, entry, one_pass, order, store
+from .test_edge import NOW, control_plane, entry, one_pass, order, store
 
 # two namespaces in different shares of two
 EARLY_NS, LATE_NS = "tenant-a", "tenant-f"
@@ -76,3 +81,20 @@ def test_settle_wait_counts_from_the_listing():
     assert collision.settle_wait(me, None) is None
     assert collision.settle_wait(me, created + timedelta(seconds=2)) == timedelta(seconds=3)
     assert collision.settle_wait(me, created + collision.CLAIM_SETTLE) is None
+
+
+def test_a_targeted_sharded_pass_lists_every_order_when_its_order_holds_no_user_yet():
+    """Fed from a watch cache that has not seen the earlier order yet (a snapshot holding only its own order), the
+    pass still finds it: a new claim makes it list every order from the API server."""
+    api = race_world("2026-08-01T00:00:00Z", "2026-08-01T00:00:01Z")
+    late = api.get("c5c3.io/v1alpha1", "KeystoneUser", LATE_NS, "RACEX")
+    cache = {("keystoneusers", ""): Collection("c5c3.io/v1alpha1", "KeystoneUser", "keystoneusers", "", [late],
+                                               complete=True)}
+    service = KubeService(api, "c5c3-orders")
+    redactor = Redactor()
+    targeted = Selection.of(orders=[f"{LATE_NS}/RACEX"], shards={"count": 2, "held": [shard_of(LATE_NS, 2)]})
+    source = KeystoneUserSource(CachedReads(service, cache), {}, targeted, lambda: "p" * 43, redactor)
+    result = run_pass(source, {"": service}, redactor, now=NOW)
+    assert entry(result, LATE_NS)["reasons"]["UserReady"] == "ServiceAccountCollision"
+    assert not users(api)
+    assert ("GET", "/apis/c5c3.io/v1alpha1/keystoneusers") in api.log  # listed past the cache
