@@ -364,7 +364,10 @@ def write(results, repo, plugins=()):
         f"Run of {results['started']} on {m.get('cpus')} cores ({m.get('cpu')}), Python {m.get('python')}, "
         f"load average at start {m.get('load')}. Other work shares this machine, so timings move by tens of "
         "percent between runs (and more when the load average is above the core count); request and write counts "
-        "do not. " + _code_note(results.get("code")),
+        "do not. " + _code_note(results.get("code"))
+        + "".join(f" N={s['n']} was measured again (`--merge`) on commit {s['code']['commit']}"
+                  + (" with uncommitted changes in plugins/" if s["code"].get("plugins_modified") else "")
+                  + " (its baselines kept from the run)." for s in _sizes(results) if s.get("code")),
         "",
         "## What is measured, and by which command",
         "",

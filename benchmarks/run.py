@@ -108,6 +108,8 @@ class Bench:
     # one N -----------------------------------------------------------------------------------------
     def size(self, n):
         out = self.results["sizes"].setdefault(str(n), {"n": n})
+        if self.args.merge:  # measured again, maybe on other code than the kept sizes
+            out["code"] = report.code_version(REPO)
         log(f"N={n}: fresh bench cluster")
         self.bench.up(self.namespaces)
         t0 = time.monotonic()
