@@ -459,6 +459,12 @@ def report(results):
                   f"| {_f(b.get('phase_start'))} | {_f(b.get('phase_before'))} | {_f(b.get('phase_modules'))} "
                   f"| {_f(b.get('phase_pass'), 3)} | {_f(b.get('repaired_after_pass_start'))} | {_f(tail)} "
                   f"| {_f(b.get('pass_wall'))} |")
+    unread = [n for n, e in sized if not (e.get("first_full_pass") or {}).get("module_seconds")]
+    if unread:
+        md += ["", "At N=" + ", ".join(str(n) for n in unread) + " the controller logged its first full pass as "
+               "successful with `orders=0`, `api_requests=0` and 0 s in the module although the module task ran for "
+               "seconds: the module's result did not reach the controller at that size (at the smaller N it did), "
+               "so that pass's requests are missing from the table above and from the idle hour below."]
     md += ["", where_it_goes(sized)]
     md += ["", f"Idle: {IDLE_SECONDS:.0f} s with no event after the last repair, scaled to an hour; the controller "
            "also runs a full pass every 600 s (6 per hour, none fell in the window), added at the cost of its first "
