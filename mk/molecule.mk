@@ -7,6 +7,7 @@ MOLECULE_ENV := NO_COLOR=1 ANSIBLE_NOCOLOR=1 PATH=$(VENV)/bin:$$PATH ANSIBLE_LOC
 
 .PHONY: molecule
 molecule: venv collection-link collections-deps controller-stack-env  ## molecule test -s default against the running local stack (prepare, converge, idempotence, side effect, verify, cleanup)
+	$(MOLECULE_ENV) molecule reset -s default  # molecule keeps "prepared" per checkout path: always prepare again
 	source $(CURDIR)/.stack/env && $(MOLECULE_ENV) molecule test -s default
 
 .PHONY: molecule-check
