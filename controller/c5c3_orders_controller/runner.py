@@ -42,6 +42,10 @@ LOG = logging.getLogger("c5c3_orders_controller.runner")
 MODULES = {"keystoneuser_reconcile": KEYSTONEUSER_PASS, "objectstorage_reconcile": OBJECTSTORAGE_PASS}
 PASSES = (KEYSTONEUSER_PASS, OBJECTSTORAGE_PASS)
 PLAYBOOK = "c5c3.orders.reconcile"
+# ansible-runner's event callback replaces a task result longer than MAX_EVENT_RES characters (default 700,000) by
+# {}: the result of a pass over about 5,000 orders is longer, and the controller read no order of it (no requeue,
+# no metrics). The module result holds names, reasons and counts, never a secret; 1 GB is "never truncate".
+MAX_EVENT_RES = str(1 << 30)
 
 ENV_ALLOW = ("PATH", "HOME", "USER", "LANG", "LANGUAGE", "TZ", "VIRTUAL_ENV", "PYTHONPATH",
              "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "SSL_CERT_FILE",
@@ -351,7 +355,7 @@ class PassRunner:
         try:
             runner = ansible_runner.run(
                 private_data_dir=str(self.private_dir), playbook=self.playbook, ident=ident,
-                extravars=extravars, envvars=dict(self.env), rotate_artifacts=self.rotate_artifacts,
+                extravars=extravars, envvars=dict(self.env, MAX_EVENT_RES=MAX_EVENT_RES), rotate_artifacts=self.rotate_artifacts,
                 quiet=True, suppress_env_files=True, event_handler=on_event, cancel_callback=on_cancel_check,
             )
             result.status, result.rc = runner.status, runner.rc

@@ -77,6 +77,8 @@ def test_the_module_result_is_read_from_its_runner_on_ok_event_and_nothing_else_
     assert calls["extravars"]["c5c3_reconcile_namespaces"] == ["t"]
     assert calls["suppress_env_files"] and calls["quiet"] and calls["rotate_artifacts"] == 10
     assert calls["playbook"] == "c5c3.orders.reconcile"
+    # ansible-runner would drop a module result longer than 700,000 characters (a pass over ~5,000 orders)
+    assert int(calls["envvars"]["MAX_EVENT_RES"]) >= 1 << 30
     assert (tmp_path / "runner" / "inventory" / "hosts").read_text().startswith("localhost ansible_connection=local")
     assert "orders=1 ready=0 changed=1" in result.summary()
 
