@@ -47,6 +47,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.requeue import ERROR_RETRY
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.snapshot import CachedReads
 
 MAX_SELECTOR_NAMES = 50
 
@@ -82,6 +83,7 @@ class ClusterReads:
         self.role_assignments: Dict[str, Listing] = {}
         self.app_credentials: Dict[str, Listing] = {}
         self.read_namespaces: Set[str] = set()   # a target's namespaces read: assigned, and draining
+        self.listed_from: Set[str] = set()       # the namespaces whose orders were listed ("" = cluster-wide)
 
     def serves(self, resource: R.Resource) -> bool:
         return resource.plural in self.served
@@ -188,6 +190,7 @@ class KeystoneUserSource:
             if not listing.ok:
                 cluster.error = listing.error
             cluster.listed = list(listing.items)
+            cluster.listed_from = {""}
             cluster.orders = [o for o in listing.items if self.selection.wants(namespace_of(o), name_of(o))]
             return
         cluster.read_namespaces = assigned_namespaces(cps.items, cluster.name) | extra
@@ -200,6 +203,7 @@ class KeystoneUserSource:
             if not listing.ok and self.selection.may_want_namespace(namespace):
                 cluster.order_failures[namespace] = listing.error or ""
             cluster.listed += listing.items
+            cluster.listed_from.add(namespace)
             cluster.orders += [o for o in listing.items if self.selection.wants(namespace, name_of(o))]
 
     def _cp_namespaces(self) -> Set[str]:
@@ -289,12 +293,14 @@ class KeystoneUserSource:
         for cluster in self.clusters:
             if cluster.error is not None or not cluster.serves(R.KEYSTONEUSER):
                 continue
-            service = getattr(cluster.service, "service", cluster.service)  # past a snapshot, to the API server
+            cached = isinstance(cluster.service, CachedReads)  # what came from the cache is listed again
+            service = cluster.service.service if cached else cluster.service
+            done = set() if cached else cluster.listed_from
             if cluster.name == "":
-                listings = [guarded_list(service, R.KEYSTONEUSER)]
+                listings = [] if "" in done else [guarded_list(service, R.KEYSTONEUSER)]
             else:
                 listings = [guarded_list(service, R.KEYSTONEUSER, namespace, cluster=cluster.name)
-                            for namespace in sorted(assigned_namespaces(cps.items, cluster.name))]
+                            for namespace in sorted(assigned_namespaces(cps.items, cluster.name) - done)]
             known = {(namespace_of(o), name_of(o)) for o in cluster.listed}
             cluster.listed += [o for listing in listings for o in listing.items
                                if (namespace_of(o), name_of(o)) not in known]

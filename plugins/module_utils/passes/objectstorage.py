@@ -88,6 +88,7 @@ class ObjectStorageReads:
                  gateways: Gateways) -> None:
         self.clusters = [ClusterReads("", management)] + [ClusterReads(n, s) for n, s in sorted(targets.items())]
         self.selection = selection
+        self.reach = selection.unsharded()  # what a sharded pass reads: the credentials are held by their store
         self.redactor = redactor
         self.gateways = gateways
         self.done = False
@@ -171,7 +172,7 @@ class ObjectStorageReads:
         else:
             cluster.read_namespaces = assigned_namespaces(cps, cluster.name) | extra
             for namespace in sorted(cluster.read_namespaces):
-                if not self.selection.unsharded().may_want_namespace(namespace):
+                if not self.reach.may_want_namespace(namespace):
                     continue
                 listing = guarded_list(cluster.service, R.BUCKETCREDENTIAL, namespace, cluster=cluster.name)
                 if not listing.ok:
@@ -184,7 +185,7 @@ class ObjectStorageReads:
         its account and store are reconciled too (so no two replicas decide one account), else by its own."""
         if not self.selection.holds(store_ref(order)[0]):
             return False
-        return self.selection.unsharded().wants(namespace_of(order), name_of(order))
+        return self.reach.wants(namespace_of(order), name_of(order))
 
     def _read_platform(self, namespace: str) -> None:
         service = self.management.service
