@@ -5,8 +5,8 @@
 
 A module declares ``argument_spec``, ``module_kwargs`` and ``run()``, which *returns* its result (or raises
 ``ModuleFailure``); the base merges in the connection options, checks the ``kubernetes`` library, masks the
-secret values a pass generated or wrote out of its result (``hide``, ``k8s.mask``), and turns every expected failure into ``fail_json`` with a clear message
-instead of a traceback. A module is therefore testable by calling ``run()``.
+secret values a pass generated or wrote out of its result (``hide``, ``k8s.mask``), and turns every expected
+failure into ``fail_json`` with a clear message instead of a traceback. A module is therefore testable by calling ``run()``.
 """
 from __future__ import annotations
 
