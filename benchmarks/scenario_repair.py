@@ -12,8 +12,10 @@ kubeconfig, ``--kinds keystoneuser``, ``--pass-log``) is started and its first f
   process, of it the pass, the tasks after it, ``ansible-playbook`` ending);
 - **idle**: ``IDLE_SECONDS`` with no event: API requests (counted by the API server: the ServiceAccount's flow
   schema, so every request of the controller and its passes, nothing else) and CPU seconds of the controller's
-  process tree, scaled to an hour, plus the full passes ``--full-interval`` (600 s) adds per hour at the cost of the
-  first one;
+  process tree, scaled to an hour, plus what comes less often than a window: the full passes (``--full-interval``,
+  10 h) at the cost of the first one, and the watch requests that resume each stream (``--watch-timeout``: a stream
+  lasts 1.5 times it on average). Measured twice: as started (holding the leader Lease) and then a second controller
+  with ``--no-leader-elect`` (no Lease, as the peer runs);
 - the peak RSS of the process tree (the controller, ansible-playbook and the module) over all of it.
 
 Nothing is asserted: the figures go to docs/benchmarks.md with the issue's goals beside them.
@@ -34,13 +36,17 @@ REPO = HERE.parent
 if str(REPO / "controller") not in sys.path:
     sys.path.insert(0, str(REPO / "controller"))
 
+from c5c3_orders_controller.__main__ import parse_args  # noqa: E402
 from c5c3_orders_controller.process import ControllerProcess  # noqa: E402
 
 NAME = "repair"
 TITLE = "Repair latency at scale: our controller, event to repaired Secret (issue 14 item 3)"
 EDITS = 20
 IDLE_SECONDS = 120.0
-FULL_INTERVAL = 600.0          # the controller's --full-interval default
+CONTROLLER_DEFAULTS = parse_args([])
+FULL_INTERVAL = CONTROLLER_DEFAULTS.full_interval    # the controller's --full-interval default (10 h)
+WATCH_TIMEOUT = CONTROLLER_DEFAULTS.watch_timeout    # --watch-timeout: a request lasts between it and twice it
+WATCHES = 'c5c3_orders_controller_watches{cluster="management"}'
 P95_GOAL_S = 2.0               # edit-to-repair p95 at 5,000 orders
 PASS_REQUESTS_GOAL = 12        # a targeted pass at 5,000 orders
 PASS_SECONDS_GOAL = 0.3
@@ -255,14 +261,15 @@ def remove_namespaces(ctx, namespaces):
 class OurController:
     """The controller as a child process on the bench cluster, with its pass log and a monitor on its tree."""
 
-    def __init__(self, ctx, workdir: Path, name: str):
+    def __init__(self, ctx, workdir: Path, name: str, extra_args=()):
         self.ctx = ctx
         self.workdir = Path(workdir)
         self.pass_log = self.workdir / f"{name}-passes.jsonl"
         self.pass_log.unlink(missing_ok=True)
         self.proc = ControllerProcess(
             self.workdir, name, f"c5c3-bench-{name}", kubeconfig=ctx.kubeconfig_pass,
-            extra_args=["--lease-namespace", LEASE_NS, "--kinds", "keystoneuser", "--pass-log", str(self.pass_log)])
+            extra_args=["--lease-namespace", LEASE_NS, "--kinds", "keystoneuser", "--pass-log", str(self.pass_log),
+                        *extra_args])
         self.monitor: Optional[TreeMonitor] = None
         self.started = None
 
@@ -353,15 +360,18 @@ def idle_window(ctx, ours: OurController, seconds: float) -> dict:
     passes = ours.passes()[count:]
     return {"window_s": window, "requests": r1 - r0, "cpu_s": c1 - c0, "passes_in_window": len(passes),
             "requests_per_hour": (r1 - r0) * per_hour, "cpu_per_hour": (c1 - c0) * per_hour,
-            "controller_count_by_source": {k: v for k, v in by_source.items() if v}}
+            "controller_count_by_source": {k: v for k, v in by_source.items() if v},
+            "watch_streams": int(m1.get(WATCHES, 0))}
 
 
-def with_full_passes(idle: dict, full: dict, interval: float = FULL_INTERVAL) -> dict:
-    """The idle hour including the full passes the controller runs every ``interval`` s (a window shorter than the
-    interval holds none), at the cost of its first full pass."""
+def idle_hour(idle: dict, full: dict, interval: float = FULL_INTERVAL, watch_timeout: float = WATCH_TIMEOUT) -> dict:
+    """The idle hour: the window's rate, plus what comes less often than a window - the full passes the controller
+    runs every ``interval`` s, at the cost of its first full pass, and one watch request per stream each time a
+    stream ends (a request asks for between ``watch_timeout`` and twice that: 1.5 times it on average)."""
     per_hour = 3600.0 / interval
-    return dict(idle, full_passes_per_hour=per_hour,
-                requests_per_hour_total=idle["requests_per_hour"] + per_hour * (full.get("requests") or 0),
+    renewals = idle.get("watch_streams", 0) * 3600.0 / (1.5 * watch_timeout)
+    return dict(idle, full_passes_per_hour=per_hour, watch_renewals_per_hour=renewals,
+                requests_per_hour_total=idle["requests_per_hour"] + per_hour * (full.get("requests") or 0) + renewals,
                 cpu_per_hour_total=None if full.get("cpu") is None
                 else idle["cpu_per_hour"] + per_hour * full["cpu"])
 
@@ -390,7 +400,7 @@ def measure(ctx, n, out):
         out["repair"]["passes"] = [r["pass"] for r in rows]
         ctx.save()
         time.sleep(5.0)
-        out["idle"] = with_full_passes(idle_window(ctx, ours, IDLE_SECONDS), out["first_full_pass"])
+        out["idle"] = idle_hour(idle_window(ctx, ours, IDLE_SECONDS), out["first_full_pass"])
         ctx.log(f"N={n}: repair p50 {out['repair']['p50']:.2f}s p95 {out['repair']['p95']:.2f}s; idle "
                 f"{out['idle']['requests']} requests, {out['idle']['cpu_s']:.2f} CPU s in "
                 f"{out['idle']['window_s']:.0f}s")
@@ -400,6 +410,16 @@ def measure(ctx, n, out):
             out["rss_peak_mib"] = ours.monitor.peak_rss_mib
             out["cpu_total"] = ours.monitor.samples[-1][1] if ours.monitor.samples else None
         out["exit_code"] = rc
+    solo = OurController(ctx, work, "solo", extra_args=["--no-leader-elect"])
+    try:
+        first = solo.start(timeout=900)
+        time.sleep(5.0)
+        out["idle_solo"] = idle_hour(idle_window(ctx, solo, IDLE_SECONDS), full_pass_figures(solo, first))
+        ctx.log(f"N={n}: without leader election: idle {out['idle_solo']['requests']} requests, "
+                f"{out['idle_solo']['cpu_s']:.2f} CPU s in {out['idle_solo']['window_s']:.0f}s; "
+                f"{out['idle_solo']['requests_per_hour_total']:.1f} requests per hour")
+    finally:
+        solo.stop()
 
 
 # the report ---------------------------------------------------------------------------------------------------
@@ -427,7 +447,8 @@ def report(results):
     md = [
         "`benchmarks/scenario_repair.py`. At each N, once the run's N orders are converged, the controller "
         "(`python -m c5c3_orders_controller --kinds keystoneuser --pass-log ...`, as the bench ServiceAccount, "
-        "defaults otherwise: debounce 0.25 s, full pass every 600 s, targeted passes from the watch cache) is "
+        f"defaults otherwise: debounce 0.25 s, a full pass every {FULL_INTERVAL / 3600:.0f} h, watch requests of "
+        f"{WATCH_TIMEOUT / 3600:.0f} to {2 * WATCH_TIMEOUT / 3600:.0f} h, targeted passes from the watch cache) is "
         f"started and its first full pass awaited. Then the delivered Secret of {EDITS} orders spread over the "
         "namespaces is edited (`data.password`), one after another: each edit is timed from the PATCH until a GET "
         "(every 50 ms) shows the original password again (compared by hash), and the next one waits until the "
@@ -466,22 +487,28 @@ def report(results):
                "seconds: the module's result did not reach the controller at that size (at the smaller N it did), "
                "so that pass's requests are missing from the table above and from the idle hour below."]
     md += ["", where_it_goes(sized)]
-    md += ["", f"Idle: {IDLE_SECONDS:.0f} s with no event after the last repair, scaled to an hour; the controller "
-           "also runs a full pass every 600 s (6 per hour, none fell in the window), added at the cost of its first "
-           "full pass (requests from the pass log, CPU seconds of the tree while it ran):", "",
-           "| N | API requests in the window | of which (controller's own count) | per hour (window) "
-           "| per hour with 6 full passes | CPU s in the window | CPU s per hour (window) "
-           "| CPU s per hour with 6 full passes |",
-           "|---:|---:|---|---:|---:|---:|---:|---:|"]
+    md += ["", f"Idle: {IDLE_SECONDS:.0f} s with no event after the last repair, scaled to an hour, first as started "
+           "(holding the leader Lease), then a second controller with `--no-leader-elect` (no Lease; the way the peer "
+           "runs) after its first full pass. Added to the window's rate: a full pass every "
+           f"{FULL_INTERVAL / 3600:.0f} h ({3600 / FULL_INTERVAL:.1f} per hour) at the cost of the first (requests "
+           "from the pass log, CPU seconds of the tree while it ran), and one watch request per stream each time a "
+           f"stream ends: a watch request asks for {WATCH_TIMEOUT:.0f} to {2 * WATCH_TIMEOUT:.0f} s, so a stream "
+           f"resumes every {1.5 * WATCH_TIMEOUT:.0f} s on average (none did within the window):", "",
+           "| N | Lease | API requests in the window | of which (controller's own count) | per hour (window) "
+           "| watch streams: resumes per hour | full passes per hour | per hour in all | CPU s in the window "
+           "| CPU s per hour in all |",
+           "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for n, e in sized:
-        i = e.get("idle") or {}
-        if not i:
-            continue
-        src = ", ".join(f"{k.split('=')[-1].strip(chr(34))} {v:.0f}" for k, v in
-                        sorted((i.get("controller_count_by_source") or {}).items()))
-        md.append(f"| {n} | {i['requests']} | {src or '—'} | {i['requests_per_hour']:.0f} "
-                  f"| {_f(i.get('requests_per_hour_total'), 0)} | {i['cpu_s']:.2f} | {i['cpu_per_hour']:.1f} "
-                  f"| {_f(i.get('cpu_per_hour_total'), 1)} |")
+        for label, key in (("held", "idle"), ("none", "idle_solo")):
+            i = e.get(key) or {}
+            if not i:
+                continue
+            src = ", ".join(f"{k.split('=')[-1].strip(chr(34))} {v:.0f}" for k, v in
+                            sorted((i.get("controller_count_by_source") or {}).items()))
+            md.append(f"| {n} | {label} | {i['requests']} | {src or '—'} | {i['requests_per_hour']:.1f} "
+                      f"| {i.get('watch_streams', '—')}: {_f(i.get('watch_renewals_per_hour'), 1)} "
+                      f"| {_f(i.get('full_passes_per_hour'), 1)} | {_f(i.get('requests_per_hour_total'), 1)} "
+                      f"| {i['cpu_s']:.2f} | {_f(i.get('cpu_per_hour_total'), 1)} |")
     md += ["", "Goals (issue 14 item 3):", "", "| goal | measured | met |", "|---|---|---|"]
     for what, value, ok in goals(results):
         md.append(f"| {what} | {value} | {_met(ok)} |")

@@ -33,6 +33,7 @@ from .runner import PassRunner
 from .schedule import Debouncer, Schedule, next_action
 from .sharding import ShardElector
 from .shards import shard_of
+from .solo import SoloElector
 from .watch import Watcher
 from .watchset import ControlPlaneRecords, WatchKey, diff, watch_set
 
@@ -57,18 +58,19 @@ def watched_kinds(passes: Iterable[str]):
 class Controller:
     def __init__(self, runner: PassRunner, clusters: Dict[str, Kube], lease_kube: Kube, metrics: Metrics,
                  lease_namespace: str, lease_name: str, identity: str, namespaces=(), field_manager="c5c3-orders",
-                 debounce_quiet: float = 0.25, debounce_max: float = 5.0, full_interval: float = 600.0,
+                 debounce_quiet: float = 0.25, debounce_max: float = 5.0, full_interval: float = 36000.0,
                  lease_duration: float = 15.0, renew_period: float = 5.0, renew_deadline: float = 10.0,
                  retry_period: float = 2.0, shutdown_grace: float = 20.0, list_wait: float = 10.0,
-                 watch_timeout: int = 300, target_source: Optional[Callable[[], Dict[str, Callable[[], Kube]]]] = None,
+                 watch_timeout: int = 3600, target_source: Optional[Callable[[], Dict[str, Callable[[], Kube]]]] = None,
                  refresh_interval: float = 30.0, pass_log: Optional[str] = None, snapshots: bool = True,
-                 shards: int = 1):
+                 shards: int = 1, leader_elect: bool = True):
         """``target_source()`` returns the target clusters now registered, each as a function that connects to it
         (called only for a cluster not connected yet); without it the clusters given stay as they are.
         ``pass_log``: a file that gets one JSON line per pass (what it reconciled, when, where the time went);
         ``snapshots``: targeted passes read from the watch cache (snapshot.py) instead of listing;
         ``shards`` > 1: the namespaces are split into that many shares, each with its Lease, and this replica works
-        on the shares it holds (shards.py, sharding.py) instead of on everything while it holds the leader Lease."""
+        on the shares it holds (shards.py, sharding.py) instead of on everything while it holds the leader Lease;
+        ``leader_elect`` False: one replica that leads from its start and holds no Lease (solo.py)."""
         self.runner = runner
         self.kinds = watched_kinds(runner.passes)
         self.cache = ObjectCache()
@@ -113,6 +115,8 @@ class Controller:
                                         renew_deadline=renew_deadline, retry_period=retry_period, metrics=metrics,
                                         watch_timeout=watch_timeout)
             self.mapper.accept = self._holds
+        elif not leader_elect:
+            self.elector = SoloElector(self._on_leader, logging.getLogger("c5c3_orders_controller.lease"), metrics)
         else:
             self.elector = LeaderElector(lease_kube, lease_namespace, lease_name, identity, self._on_leader,
                                          logging.getLogger("c5c3_orders_controller.lease"),
@@ -304,7 +308,7 @@ class Controller:
         if self.shard_count > 1:
             LOG.info("started as %s; %d shares, their Leases %s/%s-shard-<i>", self.identity, self.shard_count,
                      self.elector.namespace, self.elector.base)
-        else:
+        elif isinstance(self.elector, LeaderElector):
             LOG.info("started as %s; waiting for the lease %s/%s", self.identity, self.elector.namespace,
                      self.elector.name)
         try:

@@ -7,6 +7,7 @@ reason and the API's one-line message, never a response body.
 """
 import json
 import os
+import socket
 import threading
 from typing import Any, Iterator, Optional
 
@@ -35,6 +36,19 @@ def _message(body: Any) -> str:
 
 
 POOL_SIZE = 64
+# TCP keepalive on every connection (client-go's dialer keeps alive every 30 s): a watch that waits an hour for its
+# next event learns of a dead peer, or a middlebox that dropped the connection, within about a minute, without a
+# request of its own
+KEEPALIVE = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)] + [
+    (socket.IPPROTO_TCP, getattr(socket, name), value)
+    for name, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3)) if hasattr(socket, name)]
+
+
+def keepalive(api_client) -> None:
+    """Every connection the client's pool opens from now on keeps alive (the library has no option for it)."""
+    from urllib3.connection import HTTPConnection
+    kw = api_client.rest_client.pool_manager.connection_pool_kw
+    kw["socket_options"] = list(HTTPConnection.default_socket_options) + KEEPALIVE
 
 
 def load_configuration(kubeconfig: Optional[str] = None, context: Optional[str] = None):
@@ -63,6 +77,7 @@ class Kube:
         self.metrics = metrics
         self.reload = reload
         self._api = k8s_client.ApiClient(configuration)
+        keepalive(self._api)
         self._lock = threading.Lock()
 
     def _reauthenticate(self) -> bool:
@@ -72,8 +87,10 @@ class Kube:
             configuration = self.reload()
         except Exception:  # noqa: BLE001 - keep the old client; the 401 stands
             return False
+        fresh = k8s_client.ApiClient(configuration)
+        keepalive(fresh)
         with self._lock:
-            old, self._api = self._api, k8s_client.ApiClient(configuration)
+            old, self._api = self._api, fresh
         try:
             old.close()
         except Exception:  # noqa: BLE001

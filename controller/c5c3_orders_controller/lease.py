@@ -100,7 +100,22 @@ def lease_spec(identity: str, duration: int, transitions: int, acquire_time: str
             "acquireTime": acquire_time or stamp, "renewTime": stamp, "leaseTransitions": int(transitions)}
 
 
-class LeaderElector:
+class Leadership:
+    """Whether this process leads, told once per transition: to the metrics gauge and to ``on_change``."""
+
+    on_change: Callable[[bool], None]
+    metrics = None
+    leading = False
+
+    def _set(self, leading: bool) -> None:
+        if leading != self.leading:
+            self.leading = leading
+            if self.metrics:
+                self.metrics.set_leader(leading)
+            self.on_change(leading)
+
+
+class LeaderElector(Leadership):
     """Runs the election in its own thread; ``on_change(leading)`` is called on every transition."""
 
     def __init__(self, kube, namespace: str, name: str, identity: str, on_change: Callable[[bool], None],
@@ -142,13 +157,6 @@ class LeaderElector:
         self._set(False)
 
     # ------------------------------------------------------------------------------------------
-    def _set(self, leading: bool) -> None:
-        if leading != self.leading:
-            self.leading = leading
-            if self.metrics:
-                self.metrics.set_leader(leading)
-            self.on_change(leading)
-
     def _read(self) -> Optional[LeaseRecord]:
         try:
             obj = self.kube.request("GET", "%s/%s" % (self.path, self.name), source="lease",

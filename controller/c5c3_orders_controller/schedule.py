@@ -7,7 +7,8 @@ Times are seconds on one monotonic clock. Three things wake the controller:
 - requeues: every order the last pass looked at may ask to be looked at again after ``requeue_after``
   seconds (``None`` waits for events). The due orders are reconciled in one targeted pass; orders due
   within ``batch_slack`` of the earliest join it;
-- the full pass: at least every ``full_interval`` seconds (10 minutes), and right away after a resync.
+- the full pass: at least every ``full_interval`` seconds (10 hours by default, controller-runtime's resync period:
+  every cadence of the specs is an order's own requeue), and right away after a resync.
 """
 from typing import Dict, Iterable, Mapping, Optional, Set, Tuple
 
@@ -61,7 +62,7 @@ def _key(ref: OrderRef) -> str:
 
 
 class Schedule:
-    def __init__(self, full_interval: float = 600.0, batch_slack: float = 1.0):
+    def __init__(self, full_interval: float = 36000.0, batch_slack: float = 1.0):
         self.full_interval = full_interval
         self.batch_slack = batch_slack
         self.full_due: float = 0.0  # a full pass first

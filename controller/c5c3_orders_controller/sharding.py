@@ -28,7 +28,7 @@ class ShardElector:
     def __init__(self, kube, namespace: str, base: str, identity: str, shards: int,
                  on_change: Callable[[Set[int]], None], busy: Callable[[], Set[int]], lease_duration: float = 15.0,
                  renew_period: float = 5.0, renew_deadline: float = 10.0, retry_period: float = 2.0,
-                 clock: Optional[Callable[[], float]] = None, metrics=None, watch_timeout: int = 300):
+                 clock: Optional[Callable[[], float]] = None, metrics=None, watch_timeout: int = 3600):
         self.kube = kube
         self.namespace = namespace
         self.base = base

@@ -20,6 +20,12 @@ from .watchset import WatchKey
 LOG = logging.getLogger("c5c3_orders_controller.watch")
 
 
+def watch_duration(least: int, rand: Callable[[], float] = random.random) -> int:
+    """Seconds one watch request asks for: between ``least`` and twice that, so streams opened together do not all
+    resume together (kube-apiserver picks its default the same way, client-go's reflector too)."""
+    return int(least * (1.0 + rand()))
+
+
 class Gone(Exception):
     """The watch's resourceVersion is too old (HTTP 410 or an ERROR event with code 410)."""
 
@@ -33,7 +39,7 @@ class Watcher:
 
     def __init__(self, kube, cluster: str, kind: Kind, mapper: EventMapper, lock: threading.Lock,
                  on_keys: Callable[[set, str, str], None], on_resync: Callable[[str], None], metrics=None,
-                 watch_timeout: int = 300, page_size: int = 500, backoff_max: float = 30.0, namespace: str = "",
+                 watch_timeout: int = 3600, page_size: int = 500, backoff_max: float = 30.0, namespace: str = "",
                  observer: Optional[Callable[[str, Any], None]] = None, announce: bool = False, cache=None):
         self.kube = kube
         self.cluster = cluster
@@ -118,12 +124,13 @@ class Watcher:
 
     def _watch(self) -> bool:
         """One watch request; returns whether it delivered anything (to reset the backoff)."""
+        timeout = watch_duration(self.watch_timeout)
         query = {"watch": "true", "allowWatchBookmarks": "true", "resourceVersion": self.resource_version,
-                 "timeoutSeconds": str(self.watch_timeout)}
+                 "timeoutSeconds": str(timeout)}
         if self.kind.label_selector:
             query["labelSelector"] = self.kind.label_selector
         accept = METADATA_ONLY_WATCH if self.kind.metadata_only else JSON
-        resp, lines = self.kube.watch(self.path, query, accept, timeout=self.watch_timeout + 30)
+        resp, lines = self.kube.watch(self.path, query, accept, timeout=timeout + 30)
         self._resp = resp
         self.synced = True
         delivered = False

@@ -262,6 +262,38 @@ def test_sigterm_exits_cleanly_and_releases_the_lease(scenario):
     assert "stopped" in b.log()
 
 
+def test_without_leader_election_it_works_at_once_and_holds_no_lease(scenario):
+    """``--no-leader-elect`` (one replica, Deployment strategy Recreate): it leads from its start, reconciles on
+    events as the elected controller does, and never creates, reads or renews a Lease."""
+    lease = unique("solo-lease")
+    proc = ControllerProcess(scenario.workdir, "solo", lease, namespaces=[scenario.namespace],
+                             kubeconfig=scenario.env["KUBECONFIG"],
+                             extra_args=["--lease-namespace", LEASE_NS, "--debounce", "0.5", "--no-leader-elect"])
+    scenario.controllers["solo"] = proc
+    proc.start()
+    proc.wait_leader(30)
+    proc.wait_log(r"full pass successful", 120)
+    name = "solo"
+    scenario.stack.create_order(scenario.namespace, name)
+    wait_for(lambda: scenario.stack.condition(scenario.stack.order(scenario.namespace, name), "Ready")
+             .get("status") == "True", timeout=120, interval=0.5, what="the solo controller's order to be Ready")
+    good = scenario.stack.delivered(scenario.namespace, name)["password"]
+    scenario.passwords.add(good)
+    scenario.core.patch_namespaced_secret(f"{name}-credentials", scenario.namespace,
+                                          {"data": {"password": base64.b64encode(b"edited").decode()}})
+    wait_for(lambda: (scenario.stack.delivered(scenario.namespace, name) or {}).get("password") == good,
+             timeout=60, interval=0.2, what="the solo controller to repair the password")
+    scenario.stack.delete_order(scenario.namespace, name)
+    wait_for(lambda: scenario.stack.order(scenario.namespace, name) is None, timeout=180, interval=1,
+             what="the solo controller's teardown")
+    assert proc.metric('c5c3_orders_controller_api_requests_total{source="lease"}') in (None, 0)
+    with pytest.raises(ApiException) as err:
+        scenario.coord.read_namespaced_lease(lease, LEASE_NS)
+    assert err.value.status == 404
+    assert "holding no Lease" in proc.log()
+    assert proc.terminate() == 0, proc.log()[-3000:]
+
+
 def test_no_secret_in_anything_the_controllers_wrote(scenario):
     """The secrets grep: every file of both controllers (state dirs with the runner artifacts, logs) and
     their captured stdout/stderr, for every password the order held and the stack's OpenBao token (which

@@ -466,6 +466,37 @@ def unassigned(stack, install):
     stack.core.delete_namespace(ns)
 
 
+def test_a_deployment_without_leader_election_never_runs_two_pods(install):
+    """``c5c3_install_leader_elect: false``: the controller holds no Lease, so the Deployment recreates its one pod
+    instead of rolling, and the role refuses more than one replica or share; turned on again, it rolls again."""
+    with pytest.raises(AssertionError, match="c5c3_install_leader_elect=false runs the controller without a Lease"):
+        install.run(c5c3_install_mode="deployment", c5c3_install_leader_elect=False, c5c3_install_replicas=2)
+    with pytest.raises(AssertionError, match="c5c3_install_leader_elect=false"):
+        install.run(c5c3_install_mode="deployment", c5c3_install_leader_elect=False, c5c3_install_shards=3)
+    install.ensure(c5c3_install_mode="deployment")
+    # as an install by an earlier version left it: the role applied no strategy, so the rolling-update block is a
+    # default no field manager owns, which an apply without it would keep
+    name = f"{install.name}-controller"
+    live = install.apps.read_namespaced_deployment(name, install.namespace)
+    earlier = client.ApiClient().sanitize_for_serialization(live)
+    earlier = {"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {k: v for k, v in earlier["metadata"].items() if k in ("name", "namespace", "labels")},
+               "spec": {k: v for k, v in earlier["spec"].items() if k != "strategy"}}
+    proc = subprocess.run(["kubectl", "--kubeconfig", install.kubeconfig, "apply", "--server-side", "--force-conflicts",
+                           "--field-manager", "c5c3-orders-install", "-f", "-"],
+                          input=json.dumps(earlier), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert install.apps.read_namespaced_deployment(name, install.namespace).spec.strategy.rolling_update is not None
+    install.ensure(c5c3_install_mode="deployment", c5c3_install_leader_elect=False)
+    deployment = install.apps.read_namespaced_deployment(f"{install.name}-controller", install.namespace)
+    assert "--no-leader-elect" in deployment.spec.template.spec.containers[0].command
+    assert deployment.spec.strategy.type == "Recreate" and deployment.spec.strategy.rolling_update is None
+    install.ensure(c5c3_install_mode="deployment")
+    deployment = install.apps.read_namespaced_deployment(f"{install.name}-controller", install.namespace)
+    assert "--no-leader-elect" not in deployment.spec.template.spec.containers[0].command
+    assert deployment.spec.strategy.type == "RollingUpdate"
+
+
 def test_rbac_is_the_access_contract(install, stack_env, tenant, unassigned):
     install.ensure(c5c3_install_mode="deployment")
     assert f"tenant:{tenant}" in _summary(install.sync())["management"]["granted"]
