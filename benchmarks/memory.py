@@ -41,6 +41,7 @@ def main(kubeconfig):
     from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
     from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import run_pass
     from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
+    from ansible_collections.c5c3.orders.plugins.module_utils.k8s.shared import share_strings
     from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import KeystoneUserSource
     from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 
@@ -68,15 +69,18 @@ def main(kubeconfig):
         for item in items:
             (item.get("metadata") or {}).pop("managedFields", None)
         slim = tracemalloc.get_traced_memory()[0] - before
+        share_strings(items, {})  # as a pass's lists are held (KubeService(share=True))
+        shared = tracemalloc.get_traced_memory()[0] - before
         report["lists"].append({"path": path + ("?labelSelector=" + query["labelSelector"] if query else ""),
                                 "items": len(items), "bytes_mib": len(raw) / MIB,
-                                "decoded_mib": decoded / MIB, "without_managed_fields_mib": slim / MIB})
+                                "decoded_mib": decoded / MIB, "without_managed_fields_mib": slim / MIB,
+                                "strings_shared_mib": shared / MIB})
         del raw, body, items
     tracemalloc.stop()
 
     tracemalloc.start()
     started = time.monotonic()
-    service = KubeService(client, "c5c3-orders", dry_run=True)
+    service = KubeService(client, "c5c3-orders", dry_run=True, share=True)  # as the module makes it
     redactor = Redactor()
     source = KeystoneUserSource(service, {}, Selection(), lambda: "x" * 43, redactor)
     result = run_pass(source, {"": service}, redactor)

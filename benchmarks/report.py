@@ -268,6 +268,7 @@ def where_memory_goes(results):
     lists = m["lists"]
     total = sum(x["decoded_mib"] for x in lists)
     slim = sum(x["without_managed_fields_mib"] for x in lists)
+    shared = sum(x.get("strings_shared_mib", x["without_managed_fields_mib"]) for x in lists)
     p = m["pass"]
     k8s = m["rss_import_ansible_basic_and_kubernetes_mib"] - m["rss_import_ansible_basic_mib"]
     rows = [f"At N={size['n']} (converged pass, peak RSS {size['converged']['rss_mib']:.0f} MiB; the floor process, "
@@ -283,14 +284,16 @@ def where_memory_goes(results):
             "anything.",
             f"- the lists, decoded: {total:.0f} MiB of Python objects, {slim:.0f} MiB once "
             f"`metadata.managedFields` is dropped from every item, as the edge does page by page "
-            f"({(1 - slim / total) * 100 if total else 0:.0f} % of it is managedFields); each list here is read "
+            f"({(1 - slim / total) * 100 if total else 0:.0f} % of it is managedFields), and {shared:.0f} MiB once "
+            "equal strings are one object (`k8s/shared.py`, as a pass's lists are held); each list here is read "
             "whole, in one response:",
             "",
-            "| list | items | response (MiB) | decoded (MiB) | without managedFields (MiB) |",
-            "|---|---:|---:|---:|---:|"]
+            "| list | items | response (MiB) | decoded (MiB) | without managedFields (MiB) | strings shared (MiB) |",
+            "|---|---:|---:|---:|---:|---:|"]
     for x in lists:
         rows.append(f"| `{x['path']}` | {x['items']} | {x['bytes_mib']:.1f} | {max(x['decoded_mib'], 0.0):.1f} "
-                    f"| {max(x['without_managed_fields_mib'], 0.0):.1f} |")
+                    f"| {max(x['without_managed_fields_mib'], 0.0):.1f} "
+                    + (f"| {max(x['strings_shared_mib'], 0.0):.1f} |" if 'strings_shared_mib' in x else '| — |'))
     rows += ["",
              f"- the whole pass (lists held while every order is decided): {p['peak_traced_mib']:.0f} MiB traced peak; "
              f"{p['kept_after_pass_mib']:.0f} MiB kept after it (the per-order summaries), "

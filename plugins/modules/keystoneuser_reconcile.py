@@ -199,7 +199,6 @@ duration:
 
 import secrets
 
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.client import KubeClient
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.module import (
     TARGET_CLUSTER_OPTIONS,
     C5c3K8sModule,
@@ -260,14 +259,8 @@ class KeystoneUserReconcile(C5c3K8sModule):
                 raise ModuleFailure(f"keystone_internal_urls maps <namespace>/<name> of a ControlPlane to an "
                                     f"http(s) URL, got {key!r}")
         dry_run = self.ansible.check_mode
-        management = KubeService(self.connect(name=""), p["field_manager"], dry_run)
-        targets = {}
-        for target in p["target_clusters"] or []:
-            client = self.connect_target(target)
-            targets[target["name"]] = KubeService(client, p["field_manager"], dry_run) \
-                if isinstance(client, KubeClient) else client
+        services = self.services(p["field_manager"], dry_run)
         redactor = Redactor()
-        services = {"": management, **targets}
         reads = self._reads(services)
         selection = Selection.of(p["namespaces"], p["orders"], p["shards"])
         source = KeystoneUserSource(reads[""], {n: s for n, s in reads.items() if n}, selection, self._new_password,

@@ -107,10 +107,10 @@ class C5c3K8sModule:
     def services(self, field_manager: str, dry_run: bool) -> Dict[str, Any]:
         """A ``KubeService`` per cluster a pass talks to: "" for the management cluster, then each of the module's
         ``target_clusters`` by name (an ``UnconnectedService`` for one whose options do not load)."""
-        found: Dict[str, Any] = {"": KubeService(self.connect(name=""), field_manager, dry_run)}
+        found: Dict[str, Any] = {"": KubeService(self.connect(name=""), field_manager, dry_run, share=True)}
         for target in self.params.get("target_clusters") or []:
             client = self.connect_target(target)
-            found[target["name"]] = KubeService(client, field_manager, dry_run) \
+            found[target["name"]] = KubeService(client, field_manager, dry_run, share=True) \
                 if isinstance(client, k8s_client.KubeClient) else client
         return found
 

@@ -102,6 +102,20 @@ PASS_WORKERS = 8  # orders whose writes run side by side (each client also bound
 Outcome = Tuple[Decision, Execution, bool, Optional[str]]
 
 
+@dataclass
+class Settled:
+    """An order with nothing to write, reported at once: its decision (snapshot references, summary, fields) is not
+    kept until the last order has been decided, which in a converged pass over thousands of orders is most of what
+    the pass holds besides the lists."""
+    entry: Dict[str, Any]
+
+
+def result_entry(outcome: Outcome) -> Dict[str, Any]:
+    decision, run, written, status_error = outcome
+    errors = [e for e in (decision.summary.get("error"), status_error) if e]
+    return order_result(decision, run.done, written, "; ".join(errors) or None)
+
+
 def decide_order(source: OrderSource, cluster: str, order: Mapping[str, Any], now: datetime) -> Tuple[Any, Decision]:
     snapshot = source.snapshot(cluster, order, now)
     return snapshot, source.reconcile(snapshot)
@@ -148,7 +162,7 @@ def _outcomes(source: OrderSource, services: Mapping[str, Any], orders: List[Tup
             continue
         snapshot, decision = decided
         if not decision.actions and decision.status is None:  # nothing to write: no worker needed
-            outcomes[index] = (decision, Execution(), False, None)
+            outcomes[index] = Settled(result_entry((decision, Execution(), False, None)))
         elif workers <= 1:
             outcomes[index] = _guarded(lambda: carry_out(  # pylint: disable=cell-var-from-loop
                 source, services, cluster, order, snapshot, decision, redactor))
@@ -184,9 +198,11 @@ def run_pass(source: OrderSource, services: Mapping[str, Any], redactor: Redacto
             # a bug in the core must not stop the pass for the other orders; its text may hold data: type only
             result.record(_internal_error(source, cluster, order, outcome))
             continue
-        decision, run, written, status_error = outcome
-        errors = [e for e in (decision.summary.get("error"), status_error) if e]
-        entry = order_result(decision, run.done, written, "; ".join(errors) or None)
+        if isinstance(outcome, Settled):  # nothing written, nothing changed: no diff either
+            result.record(outcome.entry)
+            continue
+        decision, run, written, _status_error = outcome
+        entry = result_entry(outcome)
         result.record(entry)
         if want_diff and entry["changed"]:
             where = f"{entry['namespace']}/{entry['name']}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.shared import share_strings
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import resource_for
 
 
@@ -19,10 +20,13 @@ PAGE_SIZE = 1000
 
 
 class KubeService:
-    def __init__(self, client, field_manager, dry_run=False):
+    def __init__(self, client, field_manager, dry_run=False, share=False):
+        """``share``: lists hold one string object per equal value (``shared.py``), for a pass that keeps thousands
+        of listed objects while it decides."""
         self.client = client
         self.field_manager = field_manager
         self.dry_run = dry_run
+        self.share = share
 
     # reads -----------------------------------------------------------------------------------
     def list(self, resource, namespace=None, label_selector=None):
@@ -38,6 +42,7 @@ class KubeService:
         if label_selector:
             query["labelSelector"] = label_selector
         items = []
+        seen = {}  # one per list call: the strings of its pages, dropped when it returns
         while True:
             body = self.client.request("GET", resource.collection(namespace), query=query)
             page = body.get("items") or []
@@ -45,6 +50,8 @@ class KubeService:
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
                 (item.get("metadata") or {}).pop("managedFields", None)
+            if self.share:
+                share_strings(page, seen)
             items.extend(page)
             # The decoded items live as long as the pass and form no reference cycles: move them out of the cyclic
             # garbage collector's generations so that it does not walk them again at every full collection (with
