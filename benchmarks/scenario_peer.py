@@ -17,7 +17,8 @@ N = 100 and 1,000 (``wanted``), after the run's N orders are converged:
 3. **the peer's repair**: the delivered Secret of ``PEER_EDITS`` of the run's N orders edited one after another,
    each timed until restored (compared by hash), the next one once the peer is quiet again;
 4. **the peer idle**: ``IDLE_SECONDS`` with no event; requests counted by the API server (the ServiceAccount's flow
-   schema), CPU seconds of its process tree; plus its resync per hour (N / 10 h runs, at the measured cost of a run)
+   schema), CPU seconds of its process tree; plus its resync per hour (N / 10 h runs, at the cost of a resync run
+   measured right after the window: ``RESYNC_PROBE`` converged orders made due at once, their runs counted)
    and its watch requests: kopf asks for no timeout, so kube-apiserver ends each of its two streams after 30 to
    60 min (``--min-request-timeout`` 1800 s, randomised up to twice that) and kopf resumes it with one request;
 5. peak RSS of each process tree. Our controller's repair and idle figures are scenario_repair's, same run, same N.
@@ -48,6 +49,7 @@ FRESH = 5                      # namespaces per set of new orders
 CONVERGE_TIMEOUT = 1800.0
 CONVERGE_GOAL = 5.0            # ours at least 5x faster to converge
 IDLE_GOAL = 10.0               # 10x fewer idle requests
+RESYNC_PROBE = 10              # converged orders resynced at once to measure what one resync costs
 PEER_STREAMS = 2               # kopf's watches: KeystoneUser and Secrets, cluster-wide
 APISERVER_WATCH_S = 1.5 * 1800  # kube-apiserver's default length of a watch that asks for none: 1800 to 3600 s
 PEER = HERE / "peer" / "kopf_operator.py"
@@ -286,10 +288,25 @@ def peer_measure(ctx, n, work, out, known):
                      "runs_in_window": len(peer.runs()) - runs0,
                      "requests_per_hour": (r1 - r0) * 3600 / window, "cpu_per_hour": (c1 - c0) * 3600 / window,
                      "resync_runs_per_hour": resync_runs}
+        # 5: what one resync run of a converged order costs, measured: RESYNC_PROBE of the N orders resynced now
+        probe = min(n, RESYNC_PROBE)
+        runs0, r0, c0, t0 = len(peer.runs()), sr.sa_requests(ctx.bench), peer.monitor.sample(), time.time()
+        (peer.state / "resync-now").write_text(str(probe))
+        sr.wait_for(lambda: len([r for r in peer.runs()[runs0:] if r["trigger"] == "resync"]) >= probe, 1800,
+                    f"{probe} resync runs of the peer", interval=0.5)
+        peer.quiet()
+        r1, c1 = sr.sa_requests(ctx.bench), peer.monitor.sample()
+        runs = peer.runs()[runs0:]
+        resync = p["resync"] = {"orders": probe, "runs": len(runs), "requests": r1 - r0, "cpu_s": c1 - c0,
+                                "seconds": time.time() - t0,
+                                "requests_per_order": (r1 - r0) / probe, "cpu_per_order": (c1 - c0) / probe}
+        ctx.log(f"N={n}: peer: {probe} resync runs of converged orders: {r1 - r0} requests, {c1 - c0:.1f} CPU s "
+                f"({len(runs)} runs in all)")
         p["idle"]["watch_renewals_per_hour"] = PEER_STREAMS * 3600.0 / APISERVER_WATCH_S
-        p["idle"]["requests_per_hour_total"] = (p["idle"]["requests_per_hour"] + resync_runs * per_run["requests"]
+        p["idle"]["requests_per_hour_total"] = (p["idle"]["requests_per_hour"]
+                                                + resync_runs * resync["requests_per_order"]
                                                 + p["idle"]["watch_renewals_per_hour"])
-        p["idle"]["cpu_per_hour_total"] = p["idle"]["cpu_per_hour"] + resync_runs * per_run["cpu"]
+        p["idle"]["cpu_per_hour_total"] = p["idle"]["cpu_per_hour"] + resync_runs * resync["cpu_per_order"]
         ctx.log(f"N={n}: peer: idle {r1 - r0} requests, {c1 - c0:.2f} CPU s in {window:.0f}s; with resync "
                 f"{p['idle']['requests_per_hour_total']:.0f} requests/h, {p['idle']['cpu_per_hour_total']:.0f} CPU s/h")
     finally:
@@ -390,15 +407,16 @@ def report(results):
            f"{sr.FULL_INTERVAL / 3600:.0f} h at the cost of its first, plus one request per watch stream each time "
            f"it resumes (every {1.5 * sr.WATCH_TIMEOUT:.0f} s on average: `--watch-timeout` {sr.WATCH_TIMEOUT:.0f} s, "
            "randomised up to twice that), measured both with the leader Lease and with `--no-leader-elect`; the "
-           "peer = the window's rate plus its resync, N / 10 runs per hour at the cost of a run measured from zero "
-           "(requests per run, CPU seconds per run), plus one request per watch stream each time kube-apiserver "
+           "peer = the window's rate plus its resync, N / 10 runs per hour at the cost of a resync run measured on "
+           f"{RESYNC_PROBE} converged orders resynced at once after the window (requests and CPU seconds per order, "
+           "follow-up runs included), plus one request per watch stream each time kube-apiserver "
            f"ends it ({PEER_STREAMS} streams, every {APISERVER_WATCH_S:.0f} s on average: kopf asks for no timeout, "
            "so the server's `--min-request-timeout`, 1800 s, randomised up to twice that, applies). The parts:", "",
            "| N | | window (s) | requests in it | CPU s in it | per hour: requests, CPU s (window) "
            "| periodic work per hour | per hour: requests, CPU s (total) |",
            "|---:|---|---:|---:|---:|---:|---|---:|"]
     for n, e, rep in sized:
-        pi, per = e["peer"].get("idle") or {}, e["peer"].get("per_run") or {}
+        pi, per = e["peer"].get("idle") or {}, e["peer"].get("resync") or {}
         for label, oi, full in (("ours, Lease held", rep.get("idle") or {}, rep.get("first_full_pass") or {}),
                                 ("ours, `--no-leader-elect`", rep.get("idle_solo") or {}, {})):
             if oi:
@@ -411,7 +429,8 @@ def report(results):
         if pi:
             md.append(f"| {n} | peer | {pi['window_s']:.0f} | {pi['requests']} | {pi['cpu_s']:.2f} "
                       f"| {pi['requests_per_hour']:.1f}, {pi['cpu_per_hour']:.1f} | {pi['resync_runs_per_hour']:.0f} "
-                      f"resync runs of {_f(per.get('requests'), 0)} requests, {_f(per.get('cpu'), 2)} CPU s; "
+                      f"resync runs of {_f(per.get('requests_per_order'), 1)} requests, "
+                      f"{_f(per.get('cpu_per_order'), 2)} CPU s; "
                       f"{_f(pi.get('watch_renewals_per_hour'), 1)} watch resumes "
                       f"| {pi['requests_per_hour_total']:.1f}, {pi['cpu_per_hour_total']:.1f} |")
     md += ["", "From zero, the parts:", "",
