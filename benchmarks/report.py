@@ -296,7 +296,7 @@ def where_memory_goes(results):
                     + (f"| {max(x['strings_shared_mib'], 0.0):.1f} |" if 'strings_shared_mib' in x else '| — |'))
     rows += ["",
              f"- the whole pass (lists held while every order is decided): {p['peak_traced_mib']:.0f} MiB traced peak; "
-             f"{p['kept_after_pass_mib']:.0f} MiB kept after it (the per-order summaries), "
+             f"{p['kept_after_pass_mib']:.0f} MiB kept after it (the per-order results the module returns), "
              f"{p['result_json_mib']:.1f} MiB as the module's JSON result (which AnsibleModule.exit_json copies "
              "once more to filter no_log values)."]
     return "\n".join(rows)

@@ -307,7 +307,8 @@ def peer_measure(ctx, n, work, out, known):
                                                 + resync_runs * resync["requests_per_order"]
                                                 + p["idle"]["watch_renewals_per_hour"])
         p["idle"]["cpu_per_hour_total"] = p["idle"]["cpu_per_hour"] + resync_runs * resync["cpu_per_order"]
-        ctx.log(f"N={n}: peer: idle {r1 - r0} requests, {c1 - c0:.2f} CPU s in {window:.0f}s; with resync "
+        ctx.log(f"N={n}: peer: idle {p['idle']['requests']} requests, {p['idle']['cpu_s']:.2f} CPU s in {window:.0f}s; "
+                "with resync "
                 f"{p['idle']['requests_per_hour_total']:.0f} requests/h, {p['idle']['cpu_per_hour_total']:.0f} CPU s/h")
     finally:
         p["exit_code"] = peer.stop()
