@@ -19,7 +19,8 @@ def share_strings(items: Iterable[Any], seen: Dict[str, str]) -> None:
     stack = list(items)
     while stack:
         node = stack.pop()
-        if type(node) is dict:  # pylint: disable=unidiomatic-typecheck - exact types: decoded JSON only
+        # exact types, not isinstance: the nodes are decoded JSON, and this runs for every value of every item
+        if type(node) is dict:  # pylint: disable=unidiomatic-typecheck
             for key, value in node.items():
                 kind = type(value)
                 if kind is str:
