@@ -2,8 +2,9 @@
 Ceph RGW (Tentacle), its delivered key used with an S3 client, a rotation through slot 2 and the revocation of
 slot 1, after which the gateway rejects the old key.
 
-The controller does not watch the object-storage kinds yet, so this part runs the object-storage pass itself, pass
-after pass: ``c5c3.orders.objectstorage_reconcile`` executed as Ansible executes a module (the module file with its
+The demo stops its controller after the KeystoneUser part (the controller watches the object-storage kinds too, see
+docs/object-storage.md), so that each step here is shown by one pass: this part runs the object-storage pass itself,
+pass after pass: ``c5c3.orders.objectstorage_reconcile`` executed as Ansible executes a module (the module file with its
 arguments), limited to the demo namespace. Nothing here prints a key: keys are shown by a short fingerprint.
 """
 import base64

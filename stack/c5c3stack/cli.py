@@ -2,14 +2,13 @@
 
 ``up`` is idempotent (a running, healthy part is reused) and prints how long each part took;
 ``--target NAME`` also starts an independent second control plane (a target cluster). The env file
-``.stack/env`` it writes is shell-sourceable and is what the tests and the demo read.
+``.stack/env`` it writes (``envfile``) is shell-sourceable and is what the tests and the demo read.
 """
 import argparse
-import shlex
 import sys
 import time
 
-from . import controllers, fixtures, keystone, kube, mariadb, openbao, rgw
+from . import controllers, envfile, fixtures, keystone, kube, mariadb, openbao, rgw
 from .config import StackConfig, skipped_parts
 from .process import StackError
 
@@ -54,7 +53,7 @@ def up(cfg: StackConfig, targets, with_controllers: bool) -> None:
     env["C5C3_STACK_DIR"] = str(cfg.state)
     env["C5C3_TARGET_CLUSTERS"] = " ".join(_targets(cfg))
     env["C5C3_SKIPPED_PARTS"] = " ".join(sorted(skipped_parts()))
-    cfg.env_file.write_text("".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items())))
+    envfile.write(cfg.env_file, env)
     print(f"stack up in {time.monotonic() - t0:.1f}s; env: {cfg.env_file}", flush=True)
 
 

@@ -18,8 +18,11 @@ from crdcorpus import (  # noqa: E402 - the shared format lives one folder up
 REF = {"name": "cp", "namespace": "openstack"}
 # Go's time.ParseDuration syntax: format duration alone also admits "3d" or "2 weeks", which no Go consumer reads.
 GO_DURATION = r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"
-# No comma, and none of the characters Python's str.strip() removes (Keystone strips a name it stores) at either end.
-USER_NAME = r"^[^,\x09-\x0d\x1c-\x1f\x{85}\p{Z}]([^,]*[^,\x09-\x0d\x1c-\x1f\x{85}\p{Z}])?$"
+# No comma, none of the characters Python's str.strip() removes (Keystone strips a name it stores) at either end,
+# and no character beyond U+FFFF anywhere (Keystone's utf8mb3 name column cannot hold one; the parser refuses it too).
+OUTSIDE_BMP = r"\x{10000}-\x{10FFFF}"
+EDGE = rf"[^,\x09-\x0d\x1c-\x1f\x{{85}}\p{{Z}}{OUTSIDE_BMP}]"
+USER_NAME = rf"^{EDGE}([^,{OUTSIDE_BMP}]*{EDGE})?$"
 
 
 def order(name: str, **spec) -> dict:
@@ -87,7 +90,7 @@ INVALID = [
     CASES.changed("password-generation-lowered", "passwordGeneration lowered",
                   "passwordGeneration may only increase", "spec.passwordGeneration",
                   {"passwordGeneration": 3}, {"passwordGeneration": 2}),
-    # Whitespace Keystone would strip (issue 10): "barbican " is stored as "barbican".
+    # Whitespace Keystone would strip (docs/keystoneuser-crd.md): "barbican " is stored as "barbican".
     _user_name_refused("username-trailing-space", "userName with a trailing space", "barbican "),
     _user_name_refused("username-leading-space", "userName with a leading space", " barbican"),
     _user_name_refused("username-trailing-tab", "userName with a trailing tab", "barbican\t"),
@@ -115,6 +118,12 @@ INVALID = [
           ("username", "user name", "userName", 255, {"userName": "u" * 256}),
           ("cluster", "cluster", "cluster", 63, {"cluster": "e" * 64}))],
     *condition_refusals(CASES),
+    # Characters beyond U+FFFF, which the parser refuses (spec.py): at the start, inside and at the end.
+    _user_name_refused("username-only-emoji", "userName of one character beyond U+FFFF (U+1F600)", "\U0001F600"),
+    _user_name_refused("username-inner-emoji", "userName with a character beyond U+FFFF inside (U+1F600)",
+                       "svc\U0001F600admin"),
+    _user_name_refused("username-trailing-supplementary", "userName ending in U+10FFFF, the last code point",
+                       "svc\U0010FFFF"),
 ]
 
 
@@ -169,6 +178,9 @@ VALID = [
              order(_a("username-trailing-zwsp"), userName="svc\u200b"), fields=[("spec.userName", "svc\u200b")]),
     admitted("username-255", "userName of 255 characters",
              order(_a("username-255"), userName="u" * 255), fields=[("spec.userName", "u" * 255)]),
+    admitted("username-bmp-edge", "userName with U+FFFD and CJK letters: the BMP is what Keystone's column holds",
+             order(_a("username-bmp-edge"), userName="\ufffd\u30b5\u30fc\u30d3\u30b9\ufffd"),
+             fields=[("spec.userName", "\ufffd\u30b5\u30fc\u30d3\u30b9\ufffd")]),
 ]
 
 CORPUS = Corpus("KeystoneUser", "keystoneusers", Path(__file__).resolve(), tuple(INVALID), tuple(VALID))
