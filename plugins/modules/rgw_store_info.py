@@ -17,7 +17,11 @@ description:
   - The same probe sets the C(PerBucketCredentialsReady) condition of an C(ObjectStore).
   - "At most three read-only, signed (SigV4) admin requests: C(GET /admin/info), a C(GET /admin/account) of
     an id nobody is given (only a 405 answer counts: the gateway predates accounts), and C(GET /admin/user)
-    of the credential's own access key (its capabilities)."
+    of the credential's own access key (its capabilities; read also when C(/admin/info) is refused, so that
+    every missing capability is named at once)."
+  - "It requires exactly what the per-bucket credential flows sign with the admin credential: C(info=read)
+    (C(/admin/info)), C(users=read) (reading users and their keys, its own record), C(users=write) (creating
+    users, adopting a legacy user, creating and removing keys) and C(accounts=write) (creating accounts)."
   - Never returns or logs the access key or the secret key.
 author:
   - c5c3.orders developers (@c5c3)
@@ -75,9 +79,9 @@ requirements:
   - python >= 3.9
   - botocore (its SigV4 signer) and urllib3
 notes:
-  - "The admin credential needs the capabilities C(info=read) (or C(info=*)), C(accounts=*) and, to read its own
-    capabilities, C(users=read). The per-bucket credential flows need C(users=*) and C(buckets=*) as well:
-    C(radosgw-admin caps add --uid=<admin> --caps='info=*;accounts=*;users=*;buckets=*')."
+  - "The admin credential needs the capabilities C(info=read), C(users=*) (read and write) and C(accounts=write):
+    C(radosgw-admin caps add --uid=<admin> --caps='info=read;users=*;accounts=write') (C(*) for any of them
+    works as well)."
   - Verified against real gateways (Ceph Tentacle 20.2.4 and Reef 18.2.7) by the collection's integration tests.
 """
 
@@ -113,8 +117,12 @@ ready:
 cause:
   description:
     - Why not, as the reason the ObjectStore condition carries; null when ready.
-    - One of C(MissingInfoCapability), C(MissingAccountsCapability), C(GatewayPredatesAccounts),
-      C(AdminAPIUnreachable), C(AdminCredentialInvalid).
+    - One of C(MissingInfoCapability), C(MissingUsersCapability), C(MissingAccountsCapability),
+      C(GatewayPredatesAccounts), C(AdminAPIUnreachable), C(AdminCredentialInvalid).
+    - C(MissingUsersCapability) - the credential cannot read its own record (no C(users=read); then nothing is
+      concluded about C(accounts)), or its record shows C(users) without read or write access.
+    - C(MissingAccountsCapability) - its record shows no C(accounts) capability with write access.
+    - The message names every capability found missing, with the C(radosgw-admin caps add) line that grants it.
   returned: always
   type: str
   sample: MissingAccountsCapability
@@ -123,9 +131,9 @@ message:
   returned: always
   type: str
   sample: >-
-    the admin credential is missing the 'accounts' capability with write access (it has no 'accounts'
-    capability; all its caps: buckets=*;info=*;users=*); grant it: radosgw-admin caps add --uid=admin
-    --caps='accounts=*'
+    the admin credential is missing the 'users' capability with write access (it holds users=read) and the
+    'accounts' capability with write access (it has no 'accounts' capability) (all its caps: info=*;users=read);
+    grant it: radosgw-admin caps add --uid=admin --caps='users=write;accounts=write'
 gateway:
   description: What the probe learnt about the gateway.
   returned: always

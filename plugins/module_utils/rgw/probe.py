@@ -4,13 +4,14 @@
 """The readiness probe's I/O: at most three read-only admin requests, then readiness.classify().
 
 Each request is made only when the answers before it leave the verdict open, so an unreachable gateway
-costs one request (plus the client's one retry) and a pre-accounts gateway two.
+costs one request (plus the client's one retry) and a pre-accounts gateway two. The third, the credential's own
+record, is read also when ``/admin/info`` refuses it, so that verdict names every capability it lacks.
 """
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.admin import RgwAdminClient
@@ -36,7 +37,8 @@ class ProbeResult:
             "storage_backends": list((self.info or {}).get("storage_backends") or []),
             "accounts_served": self.verdict.accounts_served,
             "admin_user": obs.admin_uid or None,
-            "admin_capabilities": [f"{kind}={perm}" for kind, perm in obs.admin_caps] if obs.own_user else None,
+            "admin_capabilities": [f"{kind}={perm}" for kind, perm in obs.admin_caps]
+            if obs.own_user is not None and obs.own_user.ok else None,
         }
 
 
@@ -48,8 +50,8 @@ def observe(admin: RgwAdminClient):
     except RgwError as exc:
         answer = Answer.from_error(exc)
         if answer.status == 403 and not answer.credential_rejected:
-            # a valid credential without the info cap: name its user in the message when it may be read
-            return Observations(where, answer, admin_uid=_uid_or_empty(admin)), None
+            # a valid credential without the info cap: its own record names its user and what else it lacks
+            return _with_own_user(admin, Observations(where, answer)), None
         return Observations(where, answer), None
     try:
         admin.get_account(PROBE_ACCOUNT_ID)
@@ -59,18 +61,16 @@ def observe(admin: RgwAdminClient):
     base = Observations(where, Answer(200), accounts)
     if accounts.no_answer or accounts.status == 405 or accounts.credential_rejected:
         return base, info
+    return _with_own_user(admin, base), info
+
+
+def _with_own_user(admin: RgwAdminClient, base: Observations) -> Observations:
+    """``base`` with what ``GET /admin/user?access-key=`` (``users=read``) said of the credential's own user."""
     try:
         user = admin.whoami()
     except RgwError as exc:
-        return Observations(where, Answer(200), accounts, Answer.from_error(exc)), info
-    return Observations(where, Answer(200), accounts, Answer(200), user.uid, user.caps), info
-
-
-def _uid_or_empty(admin: RgwAdminClient) -> str:
-    try:
-        return admin.whoami().uid
-    except RgwError:
-        return ""
+        return replace(base, own_user=Answer.from_error(exc))
+    return replace(base, own_user=Answer(200), admin_uid=user.uid, admin_caps=user.caps)
 
 
 def probe(admin: RgwAdminClient) -> ProbeResult:

@@ -17,25 +17,52 @@ How the causes are told apart (measured on Tentacle 20.2.4 and Reef 18.2.7, see 
   accounts. The account request is a GET of a well-formed id nobody is given, so on a gateway that serves
   accounts any answer but 405 (404 on Tentacle, 403 on Squid whatever the caps) only says "served"; its
   403/404 is never read as anything about the credential.
-- The ``accounts`` capability is read from the admin user's own record (``GET /admin/user?access-key=``),
-  never inferred from an account GET.
+- Every capability is read from the admin user's own record (``GET /admin/user?access-key=``), never inferred
+  from an account GET. That read itself needs ``users=read``: when the gateway refuses it, the verdict is
+  MissingUsersCapability and says nothing about ``accounts`` (it cannot be seen). When the record is read, it
+  is held against :data:`NEEDED` and every capability missing is named.
 """
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import CREDENTIAL_REJECTED, RgwError
 
 READY = "Ready"
 MISSING_INFO = "MissingInfoCapability"
 MISSING_ACCOUNTS = "MissingAccountsCapability"
+MISSING_USERS = "MissingUsersCapability"
 PREDATES_ACCOUNTS = "GatewayPredatesAccounts"
 UNREACHABLE = "AdminAPIUnreachable"
 CREDENTIAL_INVALID = "AdminCredentialInvalid"
-CAUSES = (MISSING_INFO, MISSING_ACCOUNTS, PREDATES_ACCOUNTS, UNREACHABLE, CREDENTIAL_INVALID)
+CAUSES = (MISSING_INFO, MISSING_ACCOUNTS, MISSING_USERS, PREDATES_ACCOUNTS, UNREACHABLE, CREDENTIAL_INVALID)
+
+READ, WRITE = "read", "write"
+# What the admin credential is used for, with the capability the gateway checks for it (rgw_rest_*.cc's
+# check_caps): the admin actions of passes/gateways.py (OPERATIONS signed ADMIN), its admin reads, and this probe.
+CAPABILITY_OF_OPERATION: Dict[str, Tuple[str, str]] = {
+    "admin.info": ("info", READ),                   # GET /admin/info (this probe)
+    "admin.get_user": ("users", READ),              # GET /admin/user: key_user, key_owner, this probe's whoami
+    "admin.create_account": ("accounts", WRITE),    # POST /admin/account
+    "admin.create_user": ("users", WRITE),          # PUT /admin/user
+    "admin.adopt_user": ("users", WRITE),           # POST /admin/user
+    "admin.create_key": ("users", WRITE),           # PUT /admin/user?key
+    "admin.remove_key": ("users", WRITE),           # DELETE /admin/user?key
+}
+
+
+def _needed() -> Tuple[Tuple[str, FrozenSet[str]], ...]:
+    kinds: Dict[str, set] = {}
+    for kind, perm in CAPABILITY_OF_OPERATION.values():
+        kinds.setdefault(kind, set()).add(perm)
+    return tuple((kind, frozenset(perms)) for kind, perms in kinds.items())
+
+
+# (capability, the permissions the flows need on it): info=read, users=read+write, accounts=write
+NEEDED: Tuple[Tuple[str, FrozenSet[str]], ...] = _needed()
 
 
 @dataclass(frozen=True)
@@ -72,7 +99,8 @@ class Answer:
 @dataclass(frozen=True)
 class Observations:
     """``admin_url`` is where admin ops were sent (endpoint + admin path), for messages only.
-    ``accounts`` and ``own_user`` are None when they were not asked (an earlier answer decided)."""
+    ``accounts`` and ``own_user`` are None when they were not asked (an earlier answer decided); ``admin_uid``
+    and ``admin_caps`` are what ``own_user`` read when it answered."""
 
     admin_url: str
     info: Answer
@@ -95,6 +123,25 @@ class Verdict:
         return READY if self.ready else str(self.cause)
 
 
+@dataclass(frozen=True)
+class Missing:
+    """One capability the admin credential lacks (some or all of the permissions the flows need on it)."""
+
+    kind: str
+    perms: FrozenSet[str]
+    held: str  # what the record shows for it ('' when nothing)
+
+    @property
+    def grant(self) -> str:
+        """``kind=perm`` for ``radosgw-admin caps add``, which adds to what is held (read + write = ``*``)."""
+        return f"{self.kind}={'*' if self.perms >= {READ, WRITE} else next(iter(self.perms))}"
+
+    def __str__(self):
+        access = " and ".join(p for p in (READ, WRITE) if p in self.perms)
+        held = f"it holds {self.kind}={self.held}" if self.held else f"it has no '{self.kind}' capability"
+        return f"the '{self.kind}' capability with {access} access ({held})"
+
+
 def _not_ready(cause: str, message: str, accounts_served: Optional[bool] = None) -> Verdict:
     return Verdict(False, cause, message, accounts_served)
 
@@ -108,8 +155,21 @@ def _rejected(where: str, answer: Answer) -> Verdict:
                                           "check the access key and the secret key")
 
 
+def perms_of(perm: str) -> FrozenSet[str]:
+    """The permissions a capability's ``perm`` text grants: ``*``, ``read``, ``write``, ``read, write``."""
+    words = {word.strip() for word in perm.split(",")}
+    return frozenset((READ, WRITE)) if "*" in words else frozenset(words & {READ, WRITE})
+
+
 def can_write(perm: str) -> bool:
-    return perm.strip() == "*" or "write" in perm
+    return WRITE in perms_of(perm)
+
+
+def missing_caps(caps: Tuple[Tuple[str, str], ...]) -> Tuple[Missing, ...]:
+    """Every capability of :data:`NEEDED` the record ``caps`` does not grant in full, in NEEDED's order."""
+    held = dict(caps)
+    lacking = ((kind, need - perms_of(held.get(kind, ""))) for kind, need in NEEDED)
+    return tuple(Missing(kind, perms, held.get(kind, "")) for kind, perms in lacking if perms)
 
 
 def _caps_text(caps: Tuple[Tuple[str, str], ...]) -> str:
@@ -118,6 +178,37 @@ def _caps_text(caps: Tuple[Tuple[str, str], ...]) -> str:
 
 def _grant(uid: str, caps: str) -> str:
     return f"radosgw-admin caps add --uid={uid or '<admin uid>'} --caps='{caps}'"
+
+
+_USERS_UNREADABLE = ("it cannot read its own capabilities ({own} on {where}/user), which needs users=read, and the "
+                     "flows create users and keys, which needs users=write")
+_OTHERS_LATER = "its other capabilities are checked once it can read that record"
+
+
+def _lacks(obs: Observations, missing: Tuple[Missing, ...]) -> str:
+    """'is missing X and Y (all its caps: ...); grant it: radosgw-admin caps add ... --caps='x;y''."""
+    named = " and ".join(str(m) for m in missing)
+    caps = ";".join(m.grant for m in missing)
+    return f"is missing {named} (all its caps: {_caps_text(obs.admin_caps)}); grant it: {_grant(obs.admin_uid, caps)}"
+
+
+def _missing_info(obs: Observations, where: str) -> Verdict:
+    """``/admin/info`` refused: name ``info`` and, when the own record could be read, whatever else is missing."""
+    seen = f"{obs.info} on {where}"
+    if obs.own_user is not None and obs.own_user.ok:
+        missing = missing_caps(obs.admin_caps)
+        if not any(m.kind == "info" for m in missing):  # the record and the answer disagree: trust the answer
+            missing = (Missing("info", frozenset((READ,)), ""),) + missing
+        return _not_ready(MISSING_INFO, f"the admin credential is refused {where} ({obs.info}) and "
+                                        f"{_lacks(obs, missing)}")
+    own = obs.own_user
+    if own is not None and own.status == 403 and not own.credential_rejected:
+        unreadable = _USERS_UNREADABLE.format(own=own, where=obs.admin_url)
+        return _not_ready(MISSING_INFO, f"the admin credential is missing the 'info' capability ({seen}) and the "
+                                        f"'users' capability: {unreadable}; grant it: "
+                                        f"{_grant('', 'info=read;users=*')}; {_OTHERS_LATER}")
+    return _not_ready(MISSING_INFO, f"the admin credential is missing the 'info' capability ({seen}); grant it: "
+                                    f"{_grant(obs.admin_uid, 'info=read')}")
 
 
 def _classify_info(obs: Observations) -> Optional[Verdict]:
@@ -136,8 +227,7 @@ def _classify_info(obs: Observations) -> Optional[Verdict]:
         return _not_ready(PREDATES_ACCOUNTS, f"the gateway does not serve {where} ({info}): it predates RGW "
                                              "accounts (Ceph Squid 19.2 or later is needed)", False)
     if info.status == 403:
-        return _not_ready(MISSING_INFO, f"the admin credential is missing the 'info' capability ({info} on "
-                                        f"{where}); grant it: {_grant(obs.admin_uid, 'info=read')}")
+        return _missing_info(obs, where)
     return _unreachable(where, info)
 
 
@@ -155,6 +245,13 @@ def _classify_accounts(obs: Observations) -> Optional[Verdict]:
     return None
 
 
+def _unreadable_caps(obs: Observations) -> Verdict:
+    """The own record refused: ``users=read`` is missing; ``accounts`` stays unknown, so it is not named."""
+    unreadable = _USERS_UNREADABLE.format(own=obs.own_user, where=obs.admin_url)
+    return _not_ready(MISSING_USERS, f"the admin credential is missing the 'users' capability: {unreadable}; "
+                                     f"grant it: {_grant('', 'users=*')}; {_OTHERS_LATER}", True)
+
+
 def _classify_caps(obs: Observations) -> Optional[Verdict]:
     own, where = obs.own_user, f"{obs.admin_url}/user"
     if own is None:
@@ -163,17 +260,15 @@ def _classify_caps(obs: Observations) -> Optional[Verdict]:
         return _unreachable(where, own, True)
     if own.credential_rejected:
         return _rejected(where, own)
+    if own.status == 403:
+        return _unreadable_caps(obs)
     if not own.ok:
-        return _not_ready(MISSING_ACCOUNTS, f"the admin credential cannot read its own capabilities ({own} on "
-                                            f"{where}), so the 'accounts' capability cannot be confirmed; "
-                                            "grant it 'users=read' as well as 'accounts=*'", True)
-    perm = next((p for kind, p in obs.admin_caps if kind == "accounts"), "")
-    if not can_write(perm):
-        held = f"it holds accounts={perm}" if perm else "it has no 'accounts' capability"
-        return _not_ready(MISSING_ACCOUNTS, f"the admin credential is missing the 'accounts' capability with "
-                                            f"write access ({held}; all its caps: {_caps_text(obs.admin_caps)}); "
-                                            f"grant it: {_grant(obs.admin_uid, 'accounts=*')}", True)
-    return None
+        return _unreachable(where, own, True)
+    missing = tuple(m for m in missing_caps(obs.admin_caps) if m.kind != "info")  # /admin/info answered
+    if not missing:
+        return None
+    cause = MISSING_ACCOUNTS if any(m.kind == "accounts" for m in missing) else MISSING_USERS
+    return _not_ready(cause, f"the admin credential {_lacks(obs, missing)}", True)
 
 
 def classify(obs: Observations) -> Verdict:
@@ -182,5 +277,5 @@ def classify(obs: Observations) -> Verdict:
         verdict = step(obs)
         if verdict is not None:
             return verdict
-    return Verdict(True, None, "the gateway serves RGW accounts and the admin credential holds the 'info' "
-                               "and 'accounts' capabilities", True)
+    return Verdict(True, None, "the gateway serves RGW accounts and the admin credential holds every capability "
+                               "the per-bucket flows use (info=read, users=read and write, accounts=write)", True)
