@@ -1,18 +1,20 @@
 """The controller loop: leadership, watches, scheduling and passes.
 
-Threads: the main thread runs the loop and the passes (ansible-runner blocks); one thread per watch; one
-for the Lease; one for the metrics endpoint. Watches and the Lease only put work on the loop (under one
-condition variable); the loop alone decides when a pass runs, so passes never overlap.
+Threads: the main thread runs the leader term (watches, target clusters); one thread per lane (lanes.py: one per
+pass kind, KeystoneUser and object storage) runs that kind's passes (ansible-runner blocks); one thread per watch;
+one for the Lease; one for the metrics endpoint. Watches and the Lease only put work on the lanes (under one
+condition variable); each lane alone decides when its pass runs, so two passes of one kind never overlap, and a
+slow pass of one kind (a frozen gateway) never delays the other kind's events.
 
-A leader term: start the watches, wait (at most ``list_wait`` s) until each has listed, run a full pass,
-then sleep until the next wake (see schedule.py). Which watches run follows the ControlPlanes (watchset.py):
-their namespaces and assignments decide where Secrets, K-ORC Users, PushSecrets and a target cluster's kinds are
-watched, so the ControlPlane watch starts and stops namespace watches as assignments change, and the registered
-target clusters are re-read (``target_source``) at least every ``refresh_interval`` seconds. Losing the lease
-cancels a running pass through ansible-runner's ``cancel_callback`` (checked every second; the pass's process
-group is killed) and stops the watches; the process stays up as a standby. SIGTERM/SIGINT let a running pass
-finish for up to ``shutdown_grace`` seconds (a second signal cancels it at once), then stop the watches and
-release the lease.
+A leader term: start the watches, wait (at most ``list_wait`` s) until each has listed, run a full pass in each
+lane, then each lane sleeps until its next wake (see schedule.py). Which watches run follows the ControlPlanes
+(watchset.py): their namespaces and assignments decide where Secrets, K-ORC Users, PushSecrets and a target cluster's
+kinds are watched, so the ControlPlane watch starts and stops namespace watches as assignments change, and the
+registered target clusters are re-read (``target_source``) at least every ``refresh_interval`` seconds. Losing the
+lease cancels the running passes through ansible-runner's ``cancel_callback`` (checked every second; each pass's
+processes are killed, runner.py) and stops the watches; the process stays up as a standby. SIGTERM/SIGINT let the
+running passes finish for up to ``shutdown_grace`` seconds (a second signal cancels them at once), then stop the
+watches and release the lease.
 """
 import json
 import logging
@@ -25,12 +27,13 @@ from . import snapshot
 from .cache import ObjectCache
 from .kinds import CONTROLPLANE, KEYSTONEUSER_KINDS, KINDS, OBJECTSTORAGE_KINDS, OBJECTSTORAGE_PASS, SECRETSTORE
 from .keys import key_of_summary
+from .lanes import Lane, split
 from .kube import Kube
 from .lease import LeaderElector
 from .mapping import EventMapper
 from .metrics import Metrics
 from .runner import PassRunner
-from .schedule import Debouncer, Schedule, next_action
+from .schedule import next_action
 from .sharding import ShardElector
 from .shards import shard_of
 from .solo import SoloElector
@@ -76,7 +79,7 @@ class Controller:
         self.cache = ObjectCache()
         self.snapshots = snapshots
         self.pass_log = Path(pass_log) if pass_log else None
-        self.batch_started: Optional[float] = None  # wall time of the first event of the pending batch
+        self.pass_log_lock = threading.Lock()
         self.snapshot_seq = 0
         self.clusters = dict(clusters)
         self.target_source = target_source
@@ -90,8 +93,10 @@ class Controller:
         self.cond = threading.Condition()
         self.mapper = EventMapper(field_manager, namespaces)
         self.mapper_lock = threading.Lock()
-        self.debouncer = Debouncer(debounce_quiet, debounce_max)
-        self.schedule = Schedule(full_interval)
+        # one lane per pass kind, each running its kind alone (a lone kind keeps the runner it was given)
+        self.lanes: Dict[str, Lane] = {
+            name: Lane(name, runner.for_pass(name) if len(runner.passes) > 1 else runner, debounce_quiet,
+                       debounce_max, full_interval) for name in runner.passes}
         self.watchers: Dict[WatchKey, Watcher] = {}
         self.control_planes = ControlPlaneRecords()
         self.watch_lock = threading.Lock()  # guards watchers, control_planes, clusters and the two flags below
@@ -103,12 +108,9 @@ class Controller:
         self.stopping = False
         self.stop_requested_at: Optional[float] = None
         self.cancel_now = False
-        self.failures = 0
-        self.running_pass = False
         self.shard_count = shards
         self.held: FrozenSet[int] = frozenset()  # the shares this replica works on (sharded)
         self.shard_gen = 0                       # bumped whenever a share is lost: cancels the running pass
-        self.pass_shards: FrozenSet[int] = frozenset()
         if shards > 1:
             self.elector = ShardElector(lease_kube, lease_namespace, lease_name, identity, shards, self._on_shards,
                                         self._busy_shards, lease_duration=lease_duration, renew_period=renew_period,
@@ -138,7 +140,8 @@ class Controller:
             if old - self.held:
                 self.shard_gen += 1
             if self.held - old:
-                self.schedule.resync(time.monotonic())
+                for lane in self.lanes.values():
+                    lane.schedule.resync(time.monotonic())
             if bool(self.held) != self.leading:
                 self.leading = bool(self.held)
                 self.term += 1
@@ -149,23 +152,32 @@ class Controller:
 
     def _busy_shards(self) -> set:
         with self.cond:
-            return set(self.pass_shards) if self.running_pass else set()
+            return set().union(*(lane.shards for lane in self.lanes.values() if lane.running))
+
+    @property
+    def running_pass(self) -> bool:
+        return any(lane.running for lane in self.lanes.values())
 
     def _on_keys(self, keys: set, what: str, kind: str = "") -> None:
+        """An event's orders go to the lane of each one's kind."""
         with self.cond:
             if not self.leading:
                 return
             self.metrics.trigger(kind)
             LOG.info("event %s -> %s", what, ", ".join(sorted(keys)))
-            if not self.debouncer:
-                self.batch_started = time.time()
-            self.debouncer.add(keys, time.monotonic())
+            now = time.monotonic()
+            for name, lane_keys in split(keys, self.lanes).items():
+                lane = self.lanes[name]
+                if not lane.debouncer:
+                    lane.batch_started = time.time()
+                lane.debouncer.add(lane_keys, now)
             self.cond.notify_all()
 
     def _on_resync(self, what: str) -> None:
         with self.cond:
             LOG.info("resync (%s): full pass", what)
-            self.schedule.resync(time.monotonic())
+            for lane in self.lanes.values():
+                lane.schedule.resync(time.monotonic())
             self.cond.notify_all()
 
     def request_stop(self, signame: str = "signal") -> None:
@@ -327,82 +339,108 @@ class Controller:
         return 0
 
     def _lead(self, term: int) -> None:
+        """A leader term: the watches, one thread per lane running its passes, and (here) the target clusters'
+        refresh, until the term ends or the controller stops; a running pass is cancelled by its callback."""
         LOG.info("leading (term %d): starting watches", term)
         with self.cond:
-            self.schedule.reset()
-            self.debouncer.take()
+            for lane in self.lanes.values():
+                lane.schedule.reset()
+                lane.debouncer.take()
         self._start_watches()
+        threads = [threading.Thread(target=self._run_lane, args=(lane, term), name="lane-" + lane.name, daemon=True)
+                   for lane in self.lanes.values()]
         try:
+            for thread in threads:
+                thread.start()
             while True:
                 if time.monotonic() - self.last_refresh >= self.refresh_interval:
                     self.reconcile_watches()  # newly registered or deregistered target clusters
                 with self.cond:
-                    if self.stopping or self.term != term or not self.leading:
-                        return
-                    now = time.monotonic()
-                    action, arg, cause = next_action(self.schedule, self.debouncer, now)
-                    if action is None:
-                        self.cond.wait(max(0.0, min(arg - now, self.refresh_interval)))
-                        continue
-                    self.running_pass = True
-                    self.pass_shards = self.held
-                try:
-                    self.metrics.pass_cause(cause)
-                    self._pass(action, arg, term, cause)
-                except Exception as exc:  # noqa: BLE001 - a bug must not end the controller: retry later
-                    LOG.error("pass handling failed: %s: %s; full pass again in 60s", type(exc).__name__, exc)
-                    with self.cond:
-                        self.schedule.retry_full(time.monotonic(), 60)
-                finally:
-                    with self.cond:
-                        self.running_pass = False
+                    if not self._in_term(term):
+                        break
+                    self.cond.wait(max(1.0, self.last_refresh + self.refresh_interval - time.monotonic()))
         finally:
+            with self.cond:
+                self.cond.notify_all()
+            for thread in threads:
+                if thread.ident is not None:  # started
+                    thread.join()
             self._stop_watches()
             self.metrics.forget_orders()
             LOG.info("leader term %d over", term)
 
-    def _pass(self, kind: str, keys, term: int, cause: str = "") -> None:
-        first_event, self.batch_started = self.batch_started, None
+    def _in_term(self, term: int) -> bool:
+        """Under ``cond``: whether the lanes may go on working in ``term``."""
+        return not self.stopping and self.term == term and self.leading
+
+    def _run_lane(self, lane: Lane, term: int) -> None:
+        """One lane's loop: its next pass when due (schedule.py), else sleep until its next wake or any news."""
+        while True:
+            with self.cond:
+                if not self._in_term(term):
+                    return
+                now = time.monotonic()
+                action, arg, cause = next_action(lane.schedule, lane.debouncer, now)
+                if action is None:
+                    self.cond.wait(max(0.0, min(arg - now, self.refresh_interval)))
+                    continue
+                lane.running = True
+                lane.shards = self.held
+            try:
+                self.metrics.pass_cause(cause)
+                self._pass(lane, action, arg, term, cause)
+            except Exception as exc:  # noqa: BLE001 - a bug must not end the controller: retry later
+                lane.log.error("pass handling failed: %s: %s; full pass again in 60s", type(exc).__name__, exc)
+                with self.cond:
+                    lane.schedule.retry_full(time.monotonic(), 60)
+            finally:
+                with self.cond:
+                    lane.running = False
+
+    def _pass(self, lane: Lane, kind: str, keys, term: int, cause: str = "") -> None:
+        log = lane.log
+        with self.cond:
+            first_event, lane.batch_started = lane.batch_started, None
         if kind == "targeted" and len(keys) > MAX_TARGETED:
-            LOG.info("targeted pass (%s) for %d objects: a full pass instead", cause, len(keys))
+            log.info("targeted pass (%s) for %d objects: a full pass instead", cause, len(keys))
             kind, keys = "full", None
         if kind == "targeted":
-            LOG.info("targeted pass (%s): %s", cause, ", ".join(sorted(keys)))
+            log.info("targeted pass (%s): %s", cause, ", ".join(sorted(keys)))
         built = time.monotonic()
         snapshot = self._snapshot(keys) if kind == "targeted" else None
         built = time.monotonic() - built
         gen = self.shard_gen
-        shards = {"count": self.shard_count, "held": sorted(self.pass_shards)} if self.shard_count > 1 else None
+        shards = {"count": self.shard_count, "held": sorted(lane.shards)} if self.shard_count > 1 else None
         try:
-            result = self.runner.run(kind, keys, lambda: self._cancel(term, gen),
+            result = lane.runner.run(kind, keys, lambda: self._cancel(term, gen),
                                      snapshot_file=str(snapshot) if snapshot else None, shards=shards)
         finally:
             if snapshot:
                 snapshot.unlink(missing_ok=True)
         now = time.monotonic()
-        self.metrics.record_pass(kind, result.result, result.duration, result.module, keys)
+        self.metrics.record_pass(kind, result.result, result.duration, result.module, keys, passes=(lane.name,))
         phases = dict(result.phases(), snapshot=built) if snapshot else result.phases()
         if phases:
             self.metrics.record_phases(kind, phases)
-        self._log_pass(kind, keys, cause, result, phases, first_event, snapshot is not None)
+        self._log_pass(lane, kind, keys, cause, result, phases, first_event, snapshot is not None)
         if result.result == "canceled":
-            LOG.warning("%s", result.summary())
+            log.warning("%s", result.summary())
             return
         if not result.ok:
-            delay = FAILURE_BACKOFF[min(self.failures, len(FAILURE_BACKOFF) - 1)]
-            self.failures += 1
-            LOG.error("%s; full pass again in %ss", result.summary(), delay)
+            delay = FAILURE_BACKOFF[min(lane.failures, len(FAILURE_BACKOFF) - 1)]
+            lane.failures += 1
+            log.error("%s; full pass again in %ss", result.summary(), delay)
             with self.cond:
-                self.schedule.retry_full(now, delay)
+                lane.schedule.retry_full(now, delay)
             return
-        self.failures = 0
-        LOG.info("%s%s", result.summary(), "; read from the watch cache" if snapshot else "")
+        lane.failures = 0
+        log.info("%s%s", result.summary(), "; read from the watch cache" if snapshot else "")
         if phases:
-            LOG.info("  time: %s", ", ".join("%s %.2fs" % item for item in phases.items()))
+            log.info("  time: %s", ", ".join("%s %.2fs" % item for item in phases.items()))
         summaries = result.module.get("orders") or []
         for order in summaries:
             if order.get("changed") or order.get("error"):
-                LOG.info("  %s%s/%s%s: ready=%s %s%s", "" if order.get("kind") in (None, "KeystoneUser")
+                log.info("  %s%s/%s%s: ready=%s %s%s", "" if order.get("kind") in (None, "KeystoneUser")
                          else order["kind"] + " ", order.get("namespace"), order.get("name"),
                          "@" + order["cluster"] if order.get("cluster") else "", order.get("ready"),
                          "; ".join(order.get("actions") or []) or "status",
@@ -411,9 +449,9 @@ class Controller:
             order["_base"] = now - (time.time() - result.clock_base(order.get("module") or ""))
         with self.cond:
             if kind == "full":
-                self.schedule.record_full(summaries, now - (time.time() - result.clock_base()), now)
+                lane.schedule.record_full(summaries, now - (time.time() - result.clock_base()), now)
             else:
-                self.schedule.record_targeted(keys, summaries, now - (time.time() - result.clock_base()))
+                lane.schedule.record_targeted(keys, summaries, now - (time.time() - result.clock_base()))
 
     def _snapshot(self, keys) -> Optional[Path]:
         """The snapshot file of a targeted pass, built from the streams in sync (snapshot.py), or None: the pass
@@ -425,32 +463,33 @@ class Controller:
         with self.mapper_lock:
             streams = {key: self.cache.stream(key) for key in synced if self.cache.stream(key) is not None}
             data = snapshot.build(keys, streams)
+            self.snapshot_seq += 1  # two lanes may build at once: the file names stay apart
+            seq = self.snapshot_seq
         if data is None:
             return None
-        self.snapshot_seq += 1
         try:
-            return snapshot.write(data, self.runner.state_dir / "tmp", "%d-%d" % (self.term, self.snapshot_seq))
+            return snapshot.write(data, self.runner.state_dir / "tmp", "%d-%d" % (self.term, seq))
         except OSError as exc:
             LOG.warning("cannot write the pass's snapshot (the pass lists instead): %s", exc)
             return None
 
-    def _log_pass(self, kind, keys, cause, result, phases, first_event, snapshot) -> None:
+    def _log_pass(self, lane, kind, keys, cause, result, phases, first_event, snapshot) -> None:
         """One JSON line per pass in ``pass_log``: what it reconciled, when, and where its time went."""
         if self.pass_log is None:
             return
         module = result.module or {}
-        record = {"identity": self.identity, "kind": kind, "cause": cause, "result": result.result,
+        record = {"identity": self.identity, "lane": lane.name, "kind": kind, "cause": cause, "result": result.result,
                   "started": round(result.started, 3), "ended": round(result.started + result.duration, 3),
                   "first_event": None if first_event is None else round(first_event, 3),
                   "keys": sorted(keys) if keys else [],
                   "reconciled": sorted({key_of_summary(o) for o in module.get("orders") or []}),
                   "snapshot": snapshot, "api_requests": module.get("api_requests"),
-                  "shards": sorted(self.pass_shards) if self.shard_count > 1 else None,
+                  "shards": sorted(lane.shards) if self.shard_count > 1 else None,
                   "module_duration": module.get("duration"),
                   "phases": {k: round(v, 3) for k, v in phases.items()}}
         try:
             self.pass_log.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.pass_log, "a") as fh:
+            with self.pass_log_lock, open(self.pass_log, "a") as fh:
                 fh.write(json.dumps(record, sort_keys=True) + "\n")
         except OSError as exc:
             LOG.warning("cannot write the pass log %s: %s", self.pass_log, exc)

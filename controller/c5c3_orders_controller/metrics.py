@@ -20,7 +20,8 @@ from prometheus_client import (CollectorRegistry, Counter, Gauge, GCCollector, H
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from .keys import ORDER_KINDS, key_of_summary
+from .keys import ORDER_KINDS, PASS_OF, key_of_summary
+from .keys import parse as parse_key
 
 NAMESPACE = "c5c3_orders_controller"
 PREFIX = NAMESPACE + "_"
@@ -128,8 +129,9 @@ class Metrics:
             self.shards = list(held)
 
     def record_pass(self, kind: str, result: str, duration: float, module: Optional[Mapping] = None,
-                    keys: Optional[Iterable[str]] = None) -> None:
-        """One pass: ``result`` is success / failed / canceled; ``module`` the module's return value."""
+                    keys: Optional[Iterable[str]] = None, passes: Optional[Iterable[str]] = None) -> None:
+        """One pass: ``result`` is success / failed / canceled; ``module`` the module's return value; ``passes``
+        the pass kinds it ran (a lane's: a full pass replaces the orders of those kinds only; None: every kind)."""
         self._passes.labels(kind, result).inc()
         self._durations.labels(kind).observe(duration)
         if module is None:
@@ -139,8 +141,12 @@ class Metrics:
         self._errors.labels("pass").inc(order_errors)
         self._gateway_requests.inc(int(module.get("gateway_requests") or 0))
         with self._lock:
-            if kind == "full":
+            if kind == "full" and passes is None:
                 self.orders = {}
+            elif kind == "full":
+                ran = set(passes)
+                self.orders = {ref: v for ref, v in self.orders.items()
+                               if PASS_OF.get(parse_key(ref[1]).kind) not in ran}
             else:
                 wanted = set(keys or ())
                 for ref in [r for r in self.orders if r[1] in wanted]:

@@ -20,6 +20,7 @@ Keeping secrets out of the artifacts:
 ``runner_on_ok`` event, including the one this controller reads the module result from; the event handler
 above gives the same on-disk guarantee without losing the result.
 """
+import copy
 import itertools
 import json
 import logging
@@ -46,6 +47,8 @@ PLAYBOOK = "c5c3.orders.reconcile"
 # {}: the result of a pass over about 5,000 orders is longer, and the controller read no order of it (no requeue,
 # no metrics). The module result holds names, reasons and counts, never a secret; 1 GB is "never truncate".
 MAX_EVENT_RES = str(1 << 30)
+# set in each pass's environment to its ident: how a lane finds its own pass's processes (pass_processes)
+PASS_MARKER = "C5C3_ORDERS_PASS"
 
 ENV_ALLOW = ("PATH", "HOME", "USER", "LANG", "LANGUAGE", "TZ", "VIRTUAL_ENV", "PYTHONPATH",
              "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "SSL_CERT_FILE",
@@ -115,12 +118,34 @@ def descendants(pid: int, proc: str = "/proc") -> List[int]:
     return out
 
 
-def kill_pass_processes(grace: float = 0.5) -> int:
+def _marked(pid: int, marker: str, proc: str = "/proc") -> bool:
+    """Whether process ``pid`` was started with ``PASS_MARKER=marker`` in its environment."""
+    try:
+        with open(os.path.join(proc, str(pid), "environ"), "rb") as fh:
+            return ("%s=%s" % (PASS_MARKER, marker)).encode() in fh.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def pass_processes(marker: Optional[str] = None, proc: str = "/proc") -> List[int]:
+    """The processes of one pass: every process below this one, or (``marker``) only the tree of the
+    ansible-playbook started with that marker, so cancelling one lane's pass leaves the other lane's running."""
+    below = descendants(os.getpid(), proc)
+    if marker is None:
+        return below
+    roots = [pid for pid in below if _marked(pid, marker, proc)]
+    out = []
+    for root in roots:
+        out += [root] + [pid for pid in descendants(root, proc) if pid not in out]
+    return list(dict.fromkeys(out))
+
+
+def kill_pass_processes(grace: float = 0.5, marker: Optional[str] = None) -> int:
     """Stop a cancelled pass for good. ansible-runner kills the ansible-playbook process group, but
     ansible-core (2.19) starts each worker in its own session, so a running module would survive as an
     orphan and go on writing. SIGTERM first (ansible-playbook then kills its workers' groups), then SIGKILL
-    every process still below this one."""
-    victims = descendants(os.getpid())
+    every process still below this one (``marker``: below that pass's ansible-playbook, see pass_processes)."""
+    victims = pass_processes(marker)
     for pid in victims:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -129,7 +154,7 @@ def kill_pass_processes(grace: float = 0.5) -> int:
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and any(os.path.exists("/proc/%d" % p) for p in victims):
         time.sleep(0.05)
-    for pid in descendants(os.getpid()) + victims:
+    for pid in [p for p in pass_processes(marker) if p not in victims] + victims:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -266,6 +291,23 @@ class PassRunner:
         settings, an empty temp dir (leftovers of a killed pass are removed at start)."""
         shutil.rmtree(self.state_dir / "tmp", ignore_errors=True)
         (self.state_dir / "tmp").mkdir(parents=True, exist_ok=True)
+        self._prepare_private()
+
+    def for_pass(self, name: str) -> "PassRunner":
+        """A runner of the one pass kind ``name`` (a lane's, lanes.py): its own private data dir (``runner`` for the
+        KeystoneUser pass, ``runner-<name>`` for another), so two lanes' passes never rotate each other's artifacts;
+        the temp dir and the rest are shared."""
+        if name not in self.passes:
+            raise ValueError("%s is not a pass of this runner (%s)" % (name, ", ".join(self.passes)))
+        lane = copy.copy(self)
+        lane.passes = [name]
+        lane.private_dir = self.state_dir / ("runner" if name == KEYSTONEUSER_PASS else "runner-" + name)
+        lane.env = dict(self.env)
+        lane._seq = itertools.count(1)
+        lane._prepare_private()
+        return lane
+
+    def _prepare_private(self) -> None:
         inventory = self.private_dir / "inventory"
         inventory.mkdir(parents=True, exist_ok=True)
         (inventory / "hosts").write_text("localhost ansible_connection=local ansible_python_interpreter=%s\n"
@@ -313,7 +355,7 @@ class PassRunner:
     def run(self, kind: str, keys: Optional[Iterable[str]], cancel: Callable[[], bool],
             snapshot_file: Optional[str] = None, shards: Optional[Mapping] = None) -> PassResult:
         result = PassResult(kind, keys)
-        ident = "%s-%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), kind, next(self._seq))
+        ident = "%s-%s-%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), kind, "+".join(self.passes), next(self._seq))
         extravars = self.extravars(keys, snapshot_file, shards)
         result.expected = set(extravars["c5c3_reconcile_kinds"])
 
@@ -347,7 +389,7 @@ class PassRunner:
             if timed_out or cancel():
                 if timed_out:
                     result.failure = "the pass exceeded %ss and was stopped" % self.pass_timeout
-                cancelled.append(kill_pass_processes())
+                cancelled.append(kill_pass_processes(marker=ident))
                 return True
             return False
 
@@ -355,7 +397,8 @@ class PassRunner:
         try:
             runner = ansible_runner.run(
                 private_data_dir=str(self.private_dir), playbook=self.playbook, ident=ident,
-                extravars=extravars, envvars=dict(self.env, MAX_EVENT_RES=MAX_EVENT_RES), rotate_artifacts=self.rotate_artifacts,
+                extravars=extravars, envvars=dict(self.env, MAX_EVENT_RES=MAX_EVENT_RES, **{PASS_MARKER: ident}),
+                rotate_artifacts=self.rotate_artifacts,
                 quiet=True, suppress_env_files=True, event_handler=on_event, cancel_callback=on_cancel_check,
             )
             result.status, result.rc = runner.status, runner.rc

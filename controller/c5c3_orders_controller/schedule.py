@@ -5,8 +5,8 @@ Times are seconds on one monotonic clock. Three things wake the controller:
 - events, debounced: a burst of events costs one pass. The batch fires once no event came for ``quiet``
   seconds, but never later than ``max_delay`` after its first event;
 - requeues: every order the last pass looked at may ask to be looked at again after ``requeue_after``
-  seconds (``None`` waits for events). The due orders are reconciled in one targeted pass; orders due
-  within ``batch_slack`` of the earliest join it;
+  seconds (``None`` waits for events; a refusal a watched event lifts waits for that event, ``WATCHED_REASONS``).
+  The due orders are reconciled in one targeted pass; orders due within ``batch_slack`` of the earliest join it;
 - the full pass: at least every ``full_interval`` seconds (10 hours by default, controller-runtime's resync period:
   every cadence of the specs is an order's own requeue), and right away after a resync.
 """
@@ -15,6 +15,24 @@ from typing import Dict, Iterable, Mapping, Optional, Set, Tuple
 from .keys import key_of_summary
 
 OrderRef = Tuple[str, str]  # (cluster, key): the key names the kind, namespace and name (keys.py)
+# Refusals an event this controller watches lifts: a ControlPlane named by spec.controlPlaneRef that does not exist is
+# created as a ControlPlane event, which wakes every order naming it (mapping.py). The pass asks for such an order
+# again after 10 s (a CronJob has no watch); here that would be a whole pass every 10 s for one mistaken order, so
+# the order waits for the event, with a requeue of WATCHED_WAIT seconds as the safety net.
+WATCHED_REASONS = frozenset({"ControlPlaneNotFound"})
+WATCHED_WAIT = 600.0
+
+
+def requeue_of(summary: Mapping) -> Optional[float]:
+    """The seconds until an order summary's next pass: its ``requeue_after``, stretched to ``WATCHED_WAIT`` when a
+    watched event lifts its refusal (``WATCHED_REASONS``); None waits for events."""
+    wait = summary.get("requeue_after")
+    if wait is None:
+        return None
+    reasons = summary.get("reasons")
+    if isinstance(reasons, Mapping) and WATCHED_REASONS.intersection(v for v in reasons.values() if isinstance(v, str)):
+        return max(float(wait), WATCHED_WAIT)
+    return float(wait)
 
 
 class Debouncer:
@@ -73,9 +91,9 @@ class Schedule:
     def _entries(summaries: Iterable[Mapping], base: float) -> Dict[OrderRef, float]:
         out = {}
         for s in summaries:
-            wait = s.get("requeue_after")
+            wait = requeue_of(s)
             if wait is not None:
-                out[(s.get("cluster") or "", key_of_summary(s))] = float(s.get("_base", base)) + float(wait)
+                out[(s.get("cluster") or "", key_of_summary(s))] = float(s.get("_base", base)) + wait
         return out
 
     def record_full(self, summaries: Iterable[Mapping], base: float, now: float) -> None:

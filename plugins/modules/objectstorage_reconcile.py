@@ -80,6 +80,11 @@ options:
   gateway_timeout:
     description:
       - Seconds to wait for one gateway request (connecting takes at most 10 of them).
+      - A request that gets no answer within it (or whose connection is refused) is not sent again, and the pass
+        sends nothing more to that gateway (C(scheme://host:port)) - every later request to it fails at once as
+        unanswered - so a frozen gateway costs one pass at most about one timeout. Its stores and orders get a
+        transient condition (C(AdminAPIUnreachable), C(GatewayError)) and come back at their requeue; nothing is
+        written or revoked for them. The gateways are listed in RV(unresponsive_gateways).
     type: float
     default: 20
   field_manager:
@@ -204,6 +209,14 @@ gateway_writes:
   returned: always
   type: int
   sample: 0
+unresponsive_gateways:
+  description:
+    - The gateways (C(scheme://host:port)) that gave no answer within O(gateway_timeout) in this pass, or refused the
+      connection; the pass sent them nothing more after that.
+  returned: always
+  type: list
+  elements: str
+  sample: ["http://127.0.0.1:7480"]
 errors:
   description: The number of objects whose pass met a failure, plus the number of RV(unreadable) entries.
   returned: always
@@ -279,7 +292,8 @@ class ObjectStorageReconcile(C5c3K8sModule):
         targets = {name: service for name, service in services.items() if name}
         redactor = Redactor()
         options = GatewayOptions(p["gateway_validate_certs"], p["gateway_ca_cert"], p["gateway_timeout"])
-        gateways = Gateways(management, redactor, dry_run, ClientFactory(options))
+        factory = ClientFactory(options)
+        gateways = Gateways(management, redactor, dry_run, factory)
         selection = Selection.of(p["namespaces"], p["orders"], p["shards"])
         reads = ObjectStorageReads(management, targets, selection, redactor, gateways)
         want_diff = self.ansible._diff
@@ -291,6 +305,7 @@ class ObjectStorageReconcile(C5c3K8sModule):
             changed=result.changed, orders=result.orders, unreadable=result.clusters,
             requeue_after=result.requeue_after, api_requests=self.api_requests, api_writes=self.api_writes,
             gateway_requests=gateways.requests, gateway_writes=gateways.writes,
+            unresponsive_gateways=list(factory.unresponsive.endpoints()),
             errors=result.errors + len(result.clusters), duration=round(result.duration, 3),
         )
         if want_diff:

@@ -5,7 +5,10 @@
 
 HTTP goes through urllib3 because botocore already depends on it (no further package where the modules
 run), it gives a pooled connection with separate connect/read timeouts, and its own retries can be turned
-off, so the one retry (on no answer or a 5xx, as the seed's driver does) and the request count are ours.
+off, so the retry and the request count are ours: one retry on a 5xx or on a connection closed under the request,
+none on a timeout or a refused connection. Those mark the endpoint unresponsive in the pass's ``Unresponsive``
+record (errors.py), and every later request to it fails at once with the same code: a frozen gateway costs a pass
+one timeout, not one per request.
 Parameter names follow the gateway (and go-ceph's rgw/admin). Nothing returned holds a readable secret:
 users come back as :class:`RgwUser`, whose keys are :class:`RgwCredentials`.
 """
@@ -25,7 +28,12 @@ except ImportError:  # botocore needs it too; the module reports botocore missin
     HAS_URLLIB3 = False
 
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.credentials import RgwCredentials
-from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import RgwError, parse_error_body
+from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import (
+    NO_ANSWER,
+    RgwError,
+    Unresponsive,
+    parse_error_body,
+)
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.signing import admin_url, signed_headers
 
 DEFAULT_TIMEOUT = 20.0
@@ -84,13 +92,16 @@ class RgwAdminClient:
 
     def __init__(self, endpoint: str, credentials: RgwCredentials, admin_path: str = "admin",
                  region: str = "us-east-1", validate_certs: bool = True, ca_cert: Optional[str] = None,
-                 timeout: float = DEFAULT_TIMEOUT, retries: int = 1):
+                 timeout: float = DEFAULT_TIMEOUT, retries: int = 1, unresponsive: Optional[Unresponsive] = None):
+        """``unresponsive``: the pass's record of endpoints that gave no answer (shared by its clients); without
+        one the client keeps its own."""
         if not endpoint.startswith(("http://", "https://")):
             raise ValueError("the RGW endpoint must be an http:// or https:// URL")
         self.endpoint = endpoint.rstrip("/")
         self.admin_path = admin_path
         self.region = region
         self.retries = retries
+        self.unresponsive = unresponsive if unresponsive is not None else Unresponsive()
         self.requests = 0
         self._credentials = credentials
         self._timeout = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
@@ -115,6 +126,7 @@ class RgwAdminClient:
         payload = body or b""
         failure = None
         for _attempt in range(1 + self.retries):
+            self.unresponsive.check(self.endpoint, operation)
             headers = signed_headers(method, url, self._credentials, self.region, payload, content_type)
             self.requests += 1
             try:
@@ -126,6 +138,9 @@ class RgwAdminClient:
             except urllib3.exceptions.HTTPError as exc:
                 failure = RgwError(None, _transport_code(exc), self._credentials.redact(_reason(exc)),
                                    operation)
+                if failure.code in NO_ANSWER:  # waiting again would cost another timeout: not in this pass
+                    self.unresponsive.record(self.endpoint, failure.code, operation)
+                    raise failure from None
                 continue
             if response.status >= 500:
                 code, message = parse_error_body(response.data)
@@ -135,6 +150,8 @@ class RgwAdminClient:
                 code, message = parse_error_body(response.data)
                 raise RgwError(response.status, code, self._credentials.redact(message), operation)
             return _decode(response.data, operation)
+        if failure.status is None:  # no answer twice: the endpoint is not asked again in this pass
+            self.unresponsive.record(self.endpoint, failure.code, operation)
         raise failure
 
     # -- gateway ------------------------------------------------------------------------------------

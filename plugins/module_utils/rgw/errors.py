@@ -13,7 +13,8 @@ __metaclass__ = type
 
 import json
 import re
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
+from urllib.parse import urlsplit
 
 # A signed request whose credential the gateway does not accept (as opposed to one it accepts but forbids).
 CREDENTIAL_REJECTED = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId",
@@ -84,3 +85,60 @@ def parse_error_body(body: bytes) -> Tuple[str, str]:
             return str(data.get("Code") or ""), str(data.get("Message") or "")
     found = dict(_XML_FIELD.findall(text))
     return found.get("Code", ""), found.get("Message", "")
+
+
+# Transport codes after which an endpoint is taken for unresponsive at once: it gave no answer within the timeout,
+# or nothing accepted the connection. Another transport failure (a reused connection closed under the request) is
+# sent once more first.
+NO_ANSWER = frozenset({"ReadTimeout", "ConnectTimeout", "ConnectionFailed", "ReadTimeoutError",
+                       "ConnectTimeoutError", "EndpointConnectionError"})
+
+
+def endpoint_key(endpoint: str) -> str:
+    """``scheme://host:port`` of an endpoint URL (the port made explicit), so every client aimed at one gateway
+    shares one entry whatever path or spelling its URL has."""
+    parts = urlsplit(endpoint)
+    scheme = (parts.scheme or "http").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or (443 if scheme == "https" else 80)
+    host = (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}"
+
+
+class Unresponsive:
+    """The endpoints that gave no answer in one pass, shared by every gateway client made in it.
+
+    A frozen gateway (it accepts connections and never answers) costs each request the whole timeout; one pass
+    over several stores or orders on it would wait that long for each. After the first request without an answer
+    the endpoint is recorded here, and every later request of the pass to it fails at once with the same transport
+    code and ``status`` None: the core sees it exactly as a timeout (no answer), and sends nothing more there.
+    The record lives as long as the pass (one per ``passes.gateways.ClientFactory``); the next pass asks again.
+    """
+
+    def __init__(self) -> None:
+        self._seen: Dict[str, Tuple[str, str]] = {}  # endpoint key -> (transport code, the operation that met it)
+
+    def record(self, endpoint: str, code: str, operation: str = "") -> None:
+        """``endpoint`` gave no answer (``code``): the first failure is kept."""
+        self._seen.setdefault(endpoint_key(endpoint), (code or "TransportError", operation))
+
+    def check(self, endpoint: str, operation: str = "") -> None:
+        """Raise the recorded failure, without sending anything, when ``endpoint`` gave no answer earlier."""
+        key = endpoint_key(endpoint)
+        seen = self._seen.get(key)
+        if seen is None:
+            return
+        code, first = seen
+        where = f" to {first}" if first else ""
+        raise RgwError(None, code, f"{key} gave no answer{where} earlier in this pass; not asked again until "
+                                   "the next pass", operation)
+
+    def __contains__(self, endpoint: str) -> bool:
+        return endpoint_key(endpoint) in self._seen
+
+    def endpoints(self) -> Tuple[str, ...]:
+        return tuple(sorted(self._seen))

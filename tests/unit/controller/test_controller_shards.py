@@ -13,7 +13,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.passes.sharding import
 from c5c3_orders_controller import controller as C
 from c5c3_orders_controller import shards as S
 from c5c3_orders_controller.mapping import EventMapper
-from c5c3_orders_controller.schedule import Debouncer, Schedule
+from c5c3_orders_controller.lanes import Lane
 
 NAMESPACES = ["tenant-%d" % i for i in range(2000)]
 BASE = "c5c3-orders-controller"
@@ -137,10 +137,9 @@ def ctl():
     obj = C.Controller.__new__(C.Controller)
     obj.cond = threading.Condition()
     obj.held, obj.shard_gen, obj.leading, obj.term = frozenset(), 0, False, 0
-    obj.schedule = Schedule(600)
-    obj.debouncer = Debouncer(0.25, 5)
+    obj.lanes = {"keystoneuser": Lane("keystoneuser", None, 0.25, 5, 600)}
+    obj.schedule = obj.lanes["keystoneuser"].schedule
     obj.shard_count = 3
-    obj.running_pass, obj.pass_shards = False, frozenset()
     return obj
 
 
@@ -152,7 +151,7 @@ def test_shares_won_start_a_term_and_a_full_pass_shares_lost_cancel_the_running_
     ctl._on_shards({1, 2})
     assert ctl.term == 1 and ctl.schedule.full_pass_due(time.monotonic())  # a new share: a full pass, same term
     gen = ctl.shard_gen
-    ctl.running_pass, ctl.pass_shards = True, frozenset({1, 2})
+    ctl.lanes["keystoneuser"].running, ctl.lanes["keystoneuser"].shards = True, frozenset({1, 2})
     assert ctl._busy_shards() == {1, 2}
     ctl._on_shards({1})
     assert ctl.shard_gen == gen + 1 and ctl._cancel(1, gen)  # the running pass covered share 2: cancelled
