@@ -102,9 +102,11 @@ class KeyWatch:
         return result
 
     def saw(self, *keys):
+        """Only the secret halves are watched: an access key id is an identifier, which ``status.slots``,
+        ``status.retiringKeys`` and the untracked-key conditions name by design."""
         for key in keys:
             if key is not None:
-                self.keys.update((key.access_key, key.secret_key))
+                self.keys.add(key.secret_key)
 
     def look(self, kind, namespace, name):
         """Keep the object's status (without ``slots``) and its Events as they are now."""
@@ -476,7 +478,7 @@ class ObjectStorage:
                 continue
             failed += self.purge_tenant(account)
             name = account["metadata"]["name"]
-            self._delete_labelled(f"{naming.ACCOUNT_LABEL}={name}")
+            self.delete_labelled(f"{naming.ACCOUNT_LABEL}={name}")
             self.delete("ObjectStoreAccount", CP_NS, name)
         return failed
 
@@ -487,9 +489,9 @@ class ObjectStorage:
         for order in listed:
             self.patch_credential(namespace, order["metadata"]["name"], {"metadata": {"finalizers": None}})
         if listed:
-            self._delete_labelled(f"{naming.LABELS.namespace}={namespace}")
+            self.delete_labelled(f"{naming.LABELS.namespace}={namespace}")
 
-    def _delete_labelled(self, selector):
+    def delete_labelled(self, selector):
         """The PushSecrets (whose deletion purges their OpenBao path) and Secrets in the ControlPlane namespace
         that carry ``selector``."""
         for push in self.co.list_namespaced_custom_object("external-secrets.io", "v1alpha1", CP_NS, "pushsecrets",

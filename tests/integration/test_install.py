@@ -531,6 +531,10 @@ def test_the_controller_cannot_read_mint_or_take_over_what_it_does_not_own(insta
     me.denied("get", "secrets", "-n", install.namespace)
     me.denied("create", "token", "default", "-n", tenant)
     me.denied("create", "token", install.name, "-n", install.namespace)
+    # the Namespace object of a granted namespace only (its uid binds a tenant's object-storage account)
+    me.allowed("get", "namespace", tenant)
+    me.denied("get", "namespace", unassigned)
+    me.denied("get", "namespaces")
     # a token Secret, even labelled, even in a granted namespace: refused by the admission policy
     token = _secret(tenant, unique("tok"), OURS, "kubernetes.io/service-account-token",
                     {"kubernetes.io/service-account.name": "default"})

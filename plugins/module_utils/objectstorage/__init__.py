@@ -16,15 +16,22 @@ shares lives in ``orders/``.
 | 2.2 New account: own root, rotated at once                      | account.py (``_create_key_user``, ``_rotated_verdict``) |
 | 2.3 Migration: adopt the legacy user, only on ``migrate``        | account.py (``_set_up``) |
 | 2.4 Shared account; ``perBucketCredentials`` only at first setup | account.py (``missing_account``, ``accounts_to_create``) |
+| 2.4 A recorded scope never changes by an edit (``EditRefused``)  | account.py (``decide_account``) |
 | 2.5 Non-downgrade                                                | account.py (``decide_account``, ``_gateway_error``) |
-| 2.6 Root key rotation; refused while legacy buckets remain      | account.py (``_stage``) |
+| 2 The tenant namespace's uid binds the account (``NamespaceReplaced``) | account.py, passes/objectstorage.py (reads it) |
+| 2.6 Root key rotation; refused while legacy buckets remain      | account.py (``_stage``); a migrated bucket is never legacy again |
 | 3. BucketCredential admission, one order per bucket             | credential.py (``decide_credential``, ``_holder``) |
+| 3. The holder keeps its bucket; what it holds is recorded        | claim.py (``status.admittedAs``), credential.py (``_holder``) |
+| 3. A missing store and a store that does not admit answer alike  | credential.py (``_no_store``) |
 | 3. IAM user, inline policy, bucket policy from both inputs      | credential.py (``_bucket``, ``_ensure_bucket``), policy.py |
 | 3. Slots: issue, overlap, revoke last, last key protected       | slots.py, credential.py |
+| 3. A removed slot is revoked in that pass; the key limit of 4    | slots.py (``revoke_first``), credential.py (``_bucket``) |
+| 3. Policies the order did not write are drift, never removed     | credential.py (``_policy_drift``) |
 | 3. Untracked keys reported, never deleted                       | slots.py, credential.py |
 | 3. Delivered Secret ``<name>-s3``, backup first                  | credential.py (``_deliver``; orders/backup.py, orders/delivery.py) |
 | 3. Shared account: the account's one key, scope Account         | credential.py (``_shared``) |
 | 3. Deletion: keys, policy, grant, user, children; bucket stays  | credential.py (``tear_down``) |
+| 3. Deletion never leaves a live key (confirmed, from the record) | credential.py (``tear_down``, ``_revoke_by_admin``) |
 | 3. Every action raises an Event                                 | account.py, credential.py (``RecordEvent``) |
 | 4. No key in any log, event, condition, diff or error           | gateway.py (reprs), k8s/redact.py, rgw/credentials.py |
 | Spec parsing without trusting admission                         | spec.py |

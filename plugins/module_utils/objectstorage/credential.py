@@ -29,9 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming, slots as keys
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import claim, naming, slots as keys
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.claim import CredentialRecord
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.account import (
     ACCESS_KEY,
     BUCKET,
@@ -40,11 +41,19 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.account 
     AccountView,
     read_account,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway import ACCOUNT, GatewayCall, IssueKey, Read
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway import (
+    ACCOUNT,
+    ADMIN,
+    GatewayCall,
+    IssueKey,
+    Read,
+)
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.policy import (
     bucket_policy,
+    granted,
     inline_policy,
     same_policy,
+    without_grant,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.reasons import (
     BACKUP_NOT_SYNCED,
@@ -60,7 +69,10 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.reasons 
     DELIVERY_REFUSED,
     GATEWAY_ERROR,
     INVALID_SPEC,
+    KEY_LIMIT_REACHED,
     LAST_KEY_PROTECTED,
+    NAMESPACE_NOT_ASSIGNED,
+    REVOCATION_PENDING,
     SHARED_ACCOUNT_CREDENTIAL,
     STORE_NOT_READY,
     WAITING_FOR_ACCOUNT,
@@ -77,7 +89,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store im
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import failures, requeue, timestamps
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.backup import BackupTarget, write_backup
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict, verdict_of
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit, cluster_refusal
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit, cluster_refusal, describe_cluster
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView, read_control_plane
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.delivery import (
     DeliveredSecret,
@@ -146,9 +158,13 @@ class CredentialFields:
     untracked: int = 0
     delivered: bool = False
     secret_name: str = ""
+    record: Optional[CredentialRecord] = None
+    retiring: Tuple[Tuple[int, str, int], ...] = ()  # (slot, accessKeyID, generation): live, revoked soon
 
     def render(self) -> Dict[str, Any]:
         status: Dict[str, Any] = {}
+        if self.record is not None:
+            status[claim.FIELD] = self.record.render()
         if self.scope:
             status["credentialScope"] = self.scope
         if self.slots:
@@ -156,6 +172,8 @@ class CredentialFields:
                                for s, k, c, g in self.slots]
         if self.scope:
             status["slotCount"] = len(self.slots)
+        if self.retiring:
+            status["retiringKeys"] = [{"slot": s, "accessKeyID": k, "generation": g} for s, k, g in self.retiring]
         if self.untracked:
             status["untrackedKeys"] = self.untracked
         if self.delivered and self.secret_name:
@@ -165,6 +183,10 @@ class CredentialFields:
     def summary(self) -> Dict[str, Any]:
         return {"scope": self.scope, "slots": [s for s, _k, _c, _g in self.slots]}
 
+    def key_ids(self) -> Set[str]:
+        """Every access key id the status says the order holds (current and retiring)."""
+        return {k for _s, k, _c, _g in self.slots if k} | {k for _s, k, _g in self.retiring if k}
+
 
 def _carried(raw: Any, secret_name: str) -> CredentialFields:
     status = dig(raw, "status")
@@ -173,11 +195,17 @@ def _carried(raw: Any, secret_name: str) -> CredentialFields:
         slot, generation = entry.get("slot"), entry.get("generation")
         if slot in (1, 2) and isinstance(generation, int) and not isinstance(generation, bool):
             found.append((slot, text(entry.get("accessKeyID")), text(entry.get("created")), generation))
+    retiring = []
+    for entry in mappings(dig(status, "retiringKeys")):
+        slot, generation = entry.get("slot"), entry.get("generation")
+        if slot in (1, 2) and isinstance(generation, int) and not isinstance(generation, bool):
+            retiring.append((slot, text(entry.get("accessKeyID")), generation))
     untracked = dig(status, "untrackedKeys")
     return CredentialFields(
         scope=text(dig(status, "credentialScope")), slots=tuple(found),
         untracked=untracked if isinstance(untracked, int) and not isinstance(untracked, bool) else 0,
         delivered=bool(text(dig(status, "secretName"))), secret_name=secret_name,
+        record=claim.parse_record(raw), retiring=tuple(retiring),
     )
 
 
@@ -237,17 +265,28 @@ def _previous(raw: Any, condition: str, default: Verdict) -> Verdict:
 
 
 def _refused(snap: CredentialSnapshot, reason: str, message: str, wait: timedelta, both: bool = True,
-             out: Optional[Outcome] = None) -> Decision:
+             out: Optional[Outcome] = None, fields: Optional[CredentialFields] = None) -> Decision:
     verdict = Verdict(False, reason, message)
     nothing = Verdict(False, WAITING_FOR_KEYS, "no key is delivered yet")
     delivery = verdict if both else _previous(snap.order, DELIVERY_READY, nothing)
-    return _decide(snap, out or Outcome(), _carried(snap.order, f"{name_of(snap.order)}-s3"), verdict, delivery, wait)
+    carried = fields if fields is not None else _carried(snap.order, f"{name_of(snap.order)}-s3")
+    return _decide(snap, out or Outcome(), carried, verdict, delivery, wait)
+
+
+def _no_store(snap: CredentialSnapshot, spec: CredentialSpec) -> Decision:
+    """A store that does not exist and one whose ControlPlane does not admit the tenant answer alike, so a tenant
+    cannot learn which stores exist: the same reason and message, frozen."""
+    return _refused(snap, NAMESPACE_NOT_ASSIGNED, (
+        f"no object store {spec.store_namespace}/{spec.store_name} serves namespace {spec.identity.namespace!r} "
+        f"on {describe_cluster(snap.cluster)}; ask the platform administrator; the order is frozen"), requeue.FROZEN)
 
 
 def decide_credential(snap: CredentialSnapshot) -> Decision:
     try:
         identity = parse_identity(snap.order)
     except OrderSpecError as err:
+        if is_deleting(snap.order):  # an unreadable order still tears down from what it recorded
+            return tear_down(snap, None)
         return _refused(snap, INVALID_SPEC, f"the order cannot be read: {err}", requeue.REFUSAL)
     if identity.deleting:
         return tear_down(snap, identity)
@@ -258,57 +297,79 @@ def decide_credential(snap: CredentialSnapshot) -> Decision:
         spec = parse_credential(snap.order)
     except OrderSpecError as err:
         return _refused(snap, INVALID_SPEC, f"the order cannot be read: {err}", requeue.REFUSAL)
+    carried = _carried(snap.order, f"{identity.name}-s3")
+    drift = carried.record.differs(spec.store_namespace, spec.store_name, spec.bucket) \
+        if carried.record is not None else None
+    if drift is not None:  # only a CRD without the immutability rules lets this happen: act on nothing
+        return _refused(snap, INVALID_SPEC, f"{drift}; restore the spec (the order is frozen)", requeue.REFUSAL)
     store = read_store(snap.store)
     if store is None or store.key != (spec.store_namespace, spec.store_name):
-        return _refused(snap, STORE_NOT_READY, GENERIC_STORE_MESSAGE, WAIT_STORE)
+        return _no_store(snap, spec)
     cp = read_control_plane(snap.control_plane) if snap.control_plane is not None else None
     refusal = admit(identity.namespace, snap.cluster, store.spec.cp_namespace, store.spec.cp_name, cp)
-    if refusal is not None or cp is None:
-        return _refused(snap, refusal.reason, refusal.message, refusal.requeue_after)
+    if refusal is not None or cp is None:  # whatever the reason (no ControlPlane, not assigned, reserved)
+        return _no_store(snap, spec)
 
     out = Outcome()
     if naming.FINALIZER not in identity.finalizers:
         out.act(finalizer_patch(KIND, naming.FINALIZER, identity, snap.cluster, add=True))
     if not store.ready:
         return _refused(snap, STORE_NOT_READY, GENERIC_STORE_MESSAGE, WAIT_STORE, both=False, out=out)
-    holder = _holder(snap, spec, identity, cp)
+    holder = _holder(snap, spec, identity, cp, carried.record)
     if holder is not None:
         return _refused(snap, *holder, requeue.REFUSAL, both=False, out=out)
+    record = carried.record or CredentialRecord(spec.store_namespace, spec.store_name, spec.bucket, snap.cluster)
+    carried = replace(carried, record=record)  # the bucket is this order's from now until it is deleted
     if not spec.slots:
         return _refused(snap, LAST_KEY_PROTECTED, "spec.slots lists no slot: a credential keeps at least one live key, "
-                        "so nothing is revoked", requeue.REFUSAL, both=False, out=out)
+                        "so nothing is revoked", requeue.REFUSAL, both=False, out=out, fields=carried)
     account = read_account(snap.account)
     if account is None or not account.usable or snap.account_key is None:
         return _refused(snap, WAITING_FOR_ACCOUNT, "the tenant's account on the object store is being set up",
-                        PROGRESS, both=False, out=out)
+                        PROGRESS, both=False, out=out, fields=carried)
     failure = next((snap.read_failures[p] for p in (CHILDREN, SECRET_STORES) if snap.read_failures.get(p)), None)
     if failure:
-        return _refused(snap, CREDENTIAL_ERROR, failure, requeue.ERROR_RETRY, both=False, out=out)
+        return _refused(snap, CREDENTIAL_ERROR, failure, requeue.ERROR_RETRY, both=False, out=out, fields=carried)
     run = _Pass(snap, spec, store, cp, account, out)
+    run.fields = replace(run.fields, record=record.with_account(account.name, account.account_id))
     _scope_label(run)
     if account.scope == SHARED_SCOPE:
         return _shared(run)
     return _bucket(run)
 
 
-def _holder(snap: CredentialSnapshot, spec: CredentialSpec, me: OrderIdentity,
-            cp: ControlPlaneView) -> Optional[Tuple[str, str]]:
-    """One order per bucket: the refusal when an earlier admitted order names the same store and bucket."""
-    mine = (timestamps.parse(me.created) or timestamps.LATEST, me.uid)
+def _holder(snap: CredentialSnapshot, spec: CredentialSpec, me: OrderIdentity, cp: ControlPlaneView,
+            record: Optional[CredentialRecord]) -> Optional[Tuple[str, str]]:
+    """One order per bucket: the refusal when another order holds the store's bucket.
+
+    An order that recorded the bucket (``claim``) holds it until it is gone, being deleted included (its teardown
+    still owns the IAM user); only among orders that recorded nothing yet does the earliest admitted one win.
+    Two records of one bucket (two passes that claimed at once) rank by creation, then uid."""
+    wanted = (spec.store_namespace, spec.store_name, spec.bucket)
+    created = timestamps.parse(me.created) or timestamps.LATEST
+    mine = (0 if record is not None and record.names(*wanted) else 1, created, me.uid)
     for cluster, rival in snap.rivals:
         try:
             other = parse_identity(rival)
-            other_spec = parse_credential(rival)
         except OrderSpecError:
             continue
-        if other.deleting or (cluster, other.namespace, other.name) == (snap.cluster, me.namespace, me.name):
+        if (cluster, other.namespace, other.name) == (snap.cluster, me.namespace, me.name):
             continue
-        if (other_spec.store_namespace, other_spec.store_name, other_spec.bucket) != \
-                (spec.store_namespace, spec.store_name, spec.bucket):
+        other_record = claim.parse_record(rival)
+        if other_record is not None and other_record.names(*wanted):
+            rank = 0
+        elif other.deleting or other_record is not None:
             continue
-        if admit(other.namespace, cluster, cp.namespace, cp.name, cp) is not None:
-            continue
-        if (timestamps.parse(other.created) or timestamps.LATEST, other.uid) < mine:
+        else:
+            try:
+                other_spec = parse_credential(rival)
+            except OrderSpecError:
+                continue
+            if (other_spec.store_namespace, other_spec.store_name, other_spec.bucket) != wanted or \
+                    admit(other.namespace, cluster, cp.namespace, cp.name, cp) is not None:
+                continue
+            rank = 1
+        if (rank, timestamps.parse(other.created) or timestamps.LATEST, other.uid) < mine:
             if (cluster, other.namespace) == (snap.cluster, me.namespace):
                 return BUCKET_CREDENTIAL_EXISTS, (f"BucketCredential {other.name} in this namespace already holds "
                                                   f"the credential of bucket {spec.bucket}")
@@ -461,24 +522,39 @@ def _bucket(run: _Pass) -> Decision:
     if listed.missing or not same_policy(live_policy, inline_policy(user)):
         run.call("iam.put_user_policy", f"allow IAM user {user} s3:* on bucket {user} and its objects",
                  user=user, policy_name=naming.INLINE_POLICY, document=inline_policy(user))
+        if not listed.missing:
+            run.event("InlinePolicyRestored", f"the inline policy of IAM user {user} was restored (it was "
+                                              f"{'changed' if live_policy is not None else 'missing'})")
+
+    drift_note = _policy_drift(run)
 
     plan = keys.plan_keys(spec.desired, keys.records(run.children, run.names), live)
     for record in plan.stale:  # its key is gone at the gateway: the Secret records nothing usable
         run.out.act(Delete("Secret", "v1", run.names.cp_namespace, name_of(record.secret), "", LEG_CREDENTIAL,
                            f"the key of slot {record.slot} is no longer on the IAM user",
                            uid=text(dig(record.secret, "metadata", "uid")) or None))
-    untracked_note = ""
+        run.event("KeyRecordRemoved", f"the key of slot {record.slot} (generation {record.generation}) of bucket "
+                                      f"{user} is no longer on the IAM user; its record was removed")
+    untracked_note = drift_note
     if plan.untracked:
-        untracked_note = (f"; {len(plan.untracked)} key(s) on IAM user {user} were not issued by this order: reported, "
-                          "never deleted")
+        untracked_note += (f"; {len(plan.untracked)} key(s) on IAM user {user} were not issued by this order: "
+                           f"{', '.join(plan.untracked)} (reported, never deleted)")
         if len(plan.untracked) != run.fields.untracked:
             run.event("UntrackedKeys", f"IAM user {user} holds {len(plan.untracked)} key(s) this order did not "
-                                       "record; they are reported, never deleted")
+                                       f"record ({', '.join(plan.untracked)}); they are reported, never deleted")
     current_slots = tuple((s, r.access_key, r.created, r.generation) for s, r in sorted(plan.current.items()))
     run.fields = replace(run.fields, scope=BUCKET, slots=current_slots, untracked=len(plan.untracked))
 
+    early = keys.revoke_first(plan, spec.desired, _consumer_keys(run), len(live))
+    for record in early.revoke:
+        _revoke(run, record, "the slot was removed from spec.slots" if record.slot not in spec.desired else
+                "room for its successor under the gateway's key limit")
+    retiring = [r for r in plan.retired if r not in early.revoke]
+    run.fields = replace(run.fields, retiring=_retiring(retiring))
+
     if plan.to_issue:
-        for slot, generation in plan.to_issue:
+        issuable = plan.to_issue[:early.room]
+        for slot, generation in issuable:
             replacing = any(r.slot == slot for r in plan.retired)
             secret = secret_manifest(run.names.key(slot, generation), run.names.cp_namespace,
                                      {**run.labels, naming.SLOT_LABEL: str(slot),
@@ -487,97 +563,179 @@ def _bucket(run: _Pass) -> Decision:
                                  why=f"issue the key of slot {slot} at generation {generation}"))
             run.event("KeyReplaced" if replacing else "KeyIssued",
                       f"a key was issued into slot {slot} (generation {generation}) of bucket {user}")
+        previous_delivery = _previous(snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS, "not delivered yet"))
+        if not issuable:
+            return _decide(snap, run.out, run.fields, Verdict(False, KEY_LIMIT_REACHED, (
+                f"IAM user {user} holds {len(live)} key(s), the gateway's limit of {keys.MAX_KEYS}, and slot(s) "
+                + ", ".join(str(slot) for slot, _g in plan.to_issue) + " cannot be issued without revoking a key "
+                "this order must keep" + untracked_note + "; remove the keys it did not issue at the gateway")),
+                previous_delivery, requeue.REFUSAL)
         run.out.come_back(PROGRESS)
         waiting = Verdict(False, WAITING_FOR_KEYS, "issuing the key(s) of slot(s) "
-                          + ", ".join(str(slot) for slot, _generation in plan.to_issue) + untracked_note)
-        return _decide(snap, run.out, run.fields, waiting,
-                       _previous(snap.order, DELIVERY_READY, Verdict(False, WAITING_FOR_KEYS, "not delivered yet")),
-                       PROGRESS)
+                          + ", ".join(str(slot) for slot, _generation in issuable) + untracked_note)
+        return _decide(snap, run.out, run.fields, waiting, previous_delivery, PROGRESS)
 
     document = _document(run, plan.current, None)
     delivery, delivered, settled = _deliver(run, document, "keys")
     if settled:  # the consumer holds every current key: retired keys may go now
-        for record in plan.retired:
-            run.call("iam.delete_access_key", f"revoke the retired key of slot {record.slot} (generation "
-                     f"{record.generation})", ok_codes=("NoSuchEntity",), access_key_id=record.access_key, user=user)
-            run.out.act(Delete("Secret", "v1", run.names.cp_namespace, name_of(record.secret), "", LEG_CREDENTIAL,
-                               f"the key of slot {record.slot} is revoked",
-                               uid=text(dig(record.secret, "metadata", "uid")) or None))
-            run.event("KeyRevoked", f"the key of slot {record.slot} (generation {record.generation}) of bucket {user} "
-                                    "was revoked; the gateway rejects it from now on")
-    credential = Verdict(True, CREDENTIAL_ISSUED, (
-        f"IAM user {user} holds the key(s) of slot(s) {', '.join(str(s) for s in sorted(plan.current))} with its "
-        f"inline policy and the bucket-policy grant{untracked_note}"))
+        for record in retiring:
+            _revoke(run, record, "its successor is delivered")
+        retiring = []
+        run.fields = replace(run.fields, retiring=())
+    held = ", ".join(str(s) for s in sorted(plan.current))
+    if retiring:
+        credential = Verdict(False, REVOCATION_PENDING, (
+            f"IAM user {user} holds the key(s) of slot(s) {held}; the replaced key(s) of slot(s) "
+            f"{', '.join(str(r.slot) for r in retiring)} still work until the delivered Secret carries their "
+            f"successors{untracked_note}"))
+    else:
+        credential = Verdict(True, CREDENTIAL_ISSUED, (
+            f"IAM user {user} holds the key(s) of slot(s) {held} with its inline policy and the bucket-policy "
+            f"grant{untracked_note}"))
     fields = replace(run.fields, delivered=delivered)
-    wait = PROGRESS if (plan.retired or plan.stale) else requeue.REFUSAL
+    wait = PROGRESS if (retiring or plan.stale) else requeue.REFUSAL
     return _decide(snap, run.out, fields, credential, delivery, wait)
 
 
+def _policy_drift(run: _Pass) -> str:
+    """Policies on the IAM user that the order did not write (another inline policy, an attached managed one):
+    reported in the message and by a Warning Event when first seen, never removed (they are not the order's)."""
+    read = run.snap.user_policy_names
+    if read is None or not read.ok or not isinstance(read.value, Mapping):
+        return ""
+    inline = sorted(str(n) for n in read.value.get("inline") or () if str(n) != naming.INLINE_POLICY)
+    attached = sorted(str(a) for a in read.value.get("attached") or ())
+    if not (inline or attached):
+        return ""
+    found = ", ".join([f"inline {n}" for n in inline] + [f"attached {a}" for a in attached])
+    note = f"; drift: IAM user {run.spec.bucket} also carries {found} (not written by this order; reported, never removed)"
+    if note not in _previous(run.snap.order, CREDENTIAL_READY, Verdict(False, "", "")).message:
+        run.out.act(RecordEvent(run.involved, "PolicyDrift", (
+            f"IAM user {run.spec.bucket} carries policies this order did not write: {found}; review them on the "
+            "gateway"), run.snap.cluster, event_type="Warning"))
+    return note
+
+
+def _retiring(records: Sequence[keys.KeyRecord]) -> Tuple[Tuple[int, str, int], ...]:
+    return tuple((r.slot, r.access_key, r.generation) for r in records)
+
+
+def _revoke(run: _Pass, record: keys.KeyRecord, why: str) -> None:
+    """Delete a key at the gateway, then its record; the status lists it as retiring unless the call runs."""
+    index = run.call("iam.delete_access_key", f"revoke the key of slot {record.slot} (generation "
+                     f"{record.generation}): {why}", ok_codes=("NoSuchEntity",), access_key_id=record.access_key,
+                     user=run.spec.bucket)
+    run.out.claim(index, replace(run.fields, retiring=tuple(sorted({*run.fields.retiring, *_retiring([record])}))))
+    run.out.act(Delete("Secret", "v1", run.names.cp_namespace, name_of(record.secret), "", LEG_CREDENTIAL,
+                       f"the key of slot {record.slot} is revoked",
+                       uid=text(dig(record.secret, "metadata", "uid")) or None))
+    run.event("KeyRevoked", f"the key of slot {record.slot} (generation {record.generation}) of bucket "
+                            f"{run.spec.bucket} was revoked ({why}); the gateway rejects it from now on")
+
+
+def _consumer_keys(run: _Pass) -> Set[str]:
+    """The access key ids the consumer holds: what the delivered Secret carries, or, when it cannot be read (its
+    cluster is down), the keys the status last reported delivered."""
+    if run.snap.read_failures.get(DELIVERED_PART):
+        if _previous(run.snap.order, DELIVERY_READY, Verdict(False, "", "")).ok:
+            return {k for _s, k, _c, _g in _carried(run.snap.order, "").slots}
+        return set()
+    live = run.snap.delivered
+    if live is None or not is_owned(live, run.spec.identity.uid):
+        return set()
+    data = secret_strings(live)
+    return {data[k] for k in ("AWS_ACCESS_KEY_ID", "slot1-access-key-id", "slot2-access-key-id") if data.get(k)}
+
+
 # -- teardown ------------------------------------------------------------------------------------------------
-def tear_down(snap: CredentialSnapshot, identity: OrderIdentity) -> Decision:
-    """Revoke every key, delete the inline policy, drop the grant from the bucket policy, delete the IAM user (in
-    the order the gateway requires: DeleteUser conflicts while keys or policies remain), then delete the children;
-    the bucket stays. Patient while the store exists (a store that is not ready holds the teardown); fail open
-    once the store is gone. An order refused because another holds its bucket sends nothing to the gateway."""
+def tear_down(snap: CredentialSnapshot, identity: Optional[OrderIdentity]) -> Decision:
+    """The finalizer goes only once the gateway has confirmed that no key the order issued works any more (or the
+    platform deleted the ObjectStore itself: fail open, nobody can revoke at a store that is gone).
+
+    Everything is taken from what the order recorded (``claim``): the store, the bucket and the account it issued
+    keys in, and the keys its Secrets and status name -- never from the current spec, which may have changed or
+    no longer parse. The order that held its bucket, with its account usable, revokes its keys, deletes the inline
+    policy, drops its grant from the bucket policy (whatever else was written there since) and deletes the IAM user
+    (the order the gateway requires: DeleteUser conflicts while keys or policies remain). Without a usable account
+    (deleted with the order, or never set up), and for an order that never held its bucket, every recorded key is
+    revoked through the admin API by its access key id, each confirmed gone by a read before the children go."""
+    raw = snap.order
+    name, namespace = name_of(raw), namespace_of(raw)
     out = Outcome()
-    fields = _carried(snap.order, f"{identity.name}-s3")
+    fields = _carried(raw, f"{name}-s3")
     waiting = Verdict(False, WAITING_FOR_KEYS, "the order is being deleted")
-    credential = _previous(snap.order, CREDENTIAL_READY, waiting)
-    delivery = _previous(snap.order, DELIVERY_READY, waiting)
-    if naming.FINALIZER not in identity.finalizers:
+    credential = _previous(raw, CREDENTIAL_READY, waiting)
+    delivery = _previous(raw, DELIVERY_READY, waiting)
+    finalizers = identity.finalizers if identity is not None else tuple(
+        f for f in (dig(raw, "metadata", "finalizers") or ()) if isinstance(f, str))
+    if naming.FINALIZER not in finalizers:
         return _decide(snap, out, fields, credential, delivery, None, writes_status=False, deleting=True)
-    release = finalizer_patch(KIND, naming.FINALIZER, identity, snap.cluster, add=False)
-    if not identity.fits_label:  # a name no label can carry never had children
-        return _released(snap, [release], fields, credential, delivery)
+    if identity is not None and not identity.fits_label:  # a name no label can carry never had children
+        return _released(snap, [finalizer_patch(KIND, naming.FINALIZER, identity, snap.cluster, add=False)],
+                         fields, credential, delivery)
     store = read_store(snap.store)
-    try:
-        spec: Optional[CredentialSpec] = parse_credential(snap.order)
-    except OrderSpecError:
-        spec = None
-    cp_namespace = store.key[0] if store is not None else \
-        text(dig(snap.order, "spec", "objectStoreRef", "namespace"), identity.namespace)
-    names = naming.credential_names(snap.cluster, identity.namespace, identity.name, cp_namespace)
-    labels = naming.LABELS.child(snap.cluster, identity.namespace, identity.name)
+    store_key = claim.store_of(raw)
+    bucket = claim.bucket_of(raw)
+    names = naming.credential_names(snap.cluster, namespace, name, store_key[0])
+    labels = naming.LABELS.child(snap.cluster, namespace, name)
     children = [c for c in snap.children if carries_labels(c, labels) and names.is_child_name(name_of(c))]
+    issued = sorted({r.access_key for r in keys.records(children, names)} | fields.key_ids())
+
+    def gone(reason: str, message: str, wait: Optional[timedelta]) -> Decision:
+        return _decide(snap, out, fields, Verdict(False, reason, f"the order is being deleted; {message}"),
+                       delivery, wait, deleting=True)
+
+    if identity is None:  # metadata no label or patch can be built from: keep everything, say so
+        return gone(INVALID_SPEC, "its metadata cannot be read, so its keys are kept; fix the object", requeue.REFUSAL)
     doomed = [Doomed(c, "", LEG_BACKUP if kind_of(c) == "PushSecret" or name_of(c) == names.source else LEG_CREDENTIAL)
               for c in sorted(children, key=lambda c: kind_of(c) != "PushSecret")]
     if is_owned(snap.delivered, identity.uid):
         doomed.append(Doomed(snap.delivered, snap.cluster, LEG_DELIVERED))
-    if store is None:  # fail open: nobody can revoke at a store that is gone
+    if store is None or store.key != store_key:  # fail open: nobody can revoke at a store that is gone
         step = delete_children(KIND, naming.FINALIZER, identity, snap.cluster, doomed, False)
         return _released(snap, step.actions, fields, credential, delivery)
     if not store.ready:
-        return _decide(snap, out, fields, Verdict(False, STORE_NOT_READY, (
-            "the order is being deleted; its keys are revoked once the object store is ready again")), delivery,
-            WAIT_STORE, deleting=True)
+        return gone(STORE_NOT_READY, "its keys are revoked once the object store is ready again", WAIT_STORE)
     account = read_account(snap.account)
-    gateway_clean = True
-    if account is not None and account.scope == BUCKET and spec is not None and _held(snap, spec, identity):
-        gateway_clean = _revoke_everything(snap, out, spec, store, account, names, children)
-        if gateway_clean is None:
-            return _decide(snap, out, fields, Verdict(False, GATEWAY_ERROR, (
-                "the order is being deleted; the gateway could not be read: "
-                + ", ".join(r.describe() for r in (snap.user_keys, snap.bucket_policy) if r is not None and not r.ok))),
-                delivery, requeue.ERROR_RETRY, deleting=True)
-    if not gateway_clean:
-        return _decide(snap, out, fields, Verdict(False, WAITING_FOR_KEYS, (
-            "the order is being deleted: revoking its keys, deleting its IAM user and the bucket-policy grant")),
-            delivery, PROGRESS, deleting=True)
+    held = fields.record is not None or _held(snap, bucket, identity)
+    by_account = held and account is not None and account.usable and account.scope == BUCKET and \
+        snap.account_key is not None and fields.record is not None and \
+        fields.record.account in ("", account.name)
+    if by_account:
+        state = _revoke_everything(snap, out, bucket, store, account, set(issued))
+        unreadable = [r for r in (snap.user_keys, snap.bucket_policy) if r is not None and not r.ok]
+    elif held and account is not None and account.scope == SHARED_SCOPE and not issued:
+        state = True  # the order delivered the account's one key: nothing of its own lives at the gateway
+        unreadable = []
+    else:
+        state = _revoke_by_admin(snap, out, store, issued)
+        unreadable = [snap.key_owners[k] for k in issued if k in snap.key_owners and not snap.key_owners[k].ok
+                      and not snap.key_owners[k].missing]
+    if state is None:
+        return gone(GATEWAY_ERROR, "the gateway could not confirm its keys are gone: " + (
+            ", ".join(r.describe() for r in unreadable) or "not read"), requeue.ERROR_RETRY)
+    if not state:
+        return gone(WAITING_FOR_KEYS, "revoking its keys at the gateway; the finalizer goes once the gateway "
+                                      "confirms they no longer work", PROGRESS)
     step = delete_children(KIND, naming.FINALIZER, identity, snap.cluster, doomed, True)
     if step.released:
         return _released(snap, out.actions + step.actions, fields, credential, delivery)
     for action in step.actions:
         out.act(action)
-    return _decide(snap, out, fields, Verdict(False, WAITING_FOR_KEYS, (
-        "the order is being deleted; waiting for its children to go: " + ", ".join(step.waiting_for))),
-        delivery, requeue.TEARDOWN, deleting=True)
+    return gone(WAITING_FOR_KEYS, "waiting for its children to go: " + ", ".join(step.waiting_for),
+                requeue.TEARDOWN)
 
 
-def _held(snap: CredentialSnapshot, spec: CredentialSpec, identity: OrderIdentity) -> bool:
-    """Whether the order being deleted held its bucket: not when an earlier order does (it was refused, and the
-    IAM user named after the bucket, its policy and the grant are the holder's)."""
+def _held(snap: CredentialSnapshot, bucket: str, identity: OrderIdentity) -> bool:
+    """Whether an order that recorded no claim (written before the record existed) held its bucket: not when an
+    earlier order does (it was refused, and the IAM user named after the bucket, its policy and the grant are the
+    holder's)."""
+    try:
+        spec = parse_credential(snap.order)
+    except OrderSpecError:
+        return False
     cp = read_control_plane(snap.control_plane) if snap.control_plane is not None else None
-    return cp is None or _holder(snap, spec, identity, cp) is None
+    return spec.bucket == bucket and (cp is None or _holder(snap, spec, identity, cp, None) is None)
 
 
 def _released(snap: CredentialSnapshot, actions: List[Any], fields: CredentialFields, credential: Verdict,
@@ -588,11 +746,32 @@ def _released(snap: CredentialSnapshot, actions: List[Any], fields: CredentialFi
     return _decide(snap, out, fields, credential, delivery, None, writes_status=False, deleting=True)
 
 
-def _revoke_everything(snap: CredentialSnapshot, out: Outcome, spec: CredentialSpec, store: StoreView,
-                       account: AccountView, names: naming.CredentialNames,
-                       children: Sequence[Mapping[str, Any]]) -> Optional[bool]:
-    """The gateway half of the teardown; True once nothing of the order is left there, None when unreadable."""
-    user, bucket = spec.bucket, spec.bucket
+def _revoke_by_admin(snap: CredentialSnapshot, out: Outcome, store: StoreView, issued: Sequence[str]) -> Optional[bool]:
+    """Revoke every recorded key by its id through the admin API; True once a read says each one is gone, None
+    when a key's holder cannot be read."""
+    pending = False
+    for access_key in issued:
+        read = snap.key_owners.get(access_key)
+        if read is None or (not read.ok and not read.missing):
+            return None
+        if read.ok:
+            out.act(GatewayCall(store.key, ADMIN, "", "admin.remove_key",
+                                {"access_key_id": access_key, "uid": text(dig(read.value, "uid")) or None},
+                                leg=LEG_CREDENTIAL, why="revoke a key of the deleted order", ok_codes=("NoSuchKey",
+                                                                                                      "NoSuchUser")))
+            pending = True
+    if pending:
+        out.act(RecordEvent(_involved(snap.order), "KeyRevoked", (
+            f"the {len(issued)} key(s) the deleted order issued are revoked through the object store's admin API"),
+            snap.cluster))
+    return not pending
+
+
+def _revoke_everything(snap: CredentialSnapshot, out: Outcome, bucket: str, store: StoreView, account: AccountView,
+                       recorded: Set[str]) -> Optional[bool]:
+    """The gateway half of the teardown of the order that held its bucket; True once a read shows nothing of the
+    order left there, None when unreadable."""
+    user = bucket
 
     def call(op: str, why: str, ok_codes: Tuple[str, ...] = (), **args: Any) -> None:
         out.act(GatewayCall(store.key, ACCOUNT, account.name, op, args, leg=LEG_CREDENTIAL, why=why,
@@ -604,9 +783,8 @@ def _revoke_everything(snap: CredentialSnapshot, out: Outcome, spec: CredentialS
         return None
     clean = True
     grant = naming.user_arn(account.account_id, user)
-    # Only the policy this order wrote is rewritten: one written straight to the gateway since is not ours to edit.
-    if policy.ok and same_policy(policy.value, bucket_policy(bucket, spec.public_read, grant)):
-        remaining = bucket_policy(bucket, spec.public_read, None)
+    if policy.ok and granted(policy.value, grant):  # whatever else was written there since stays
+        remaining = without_grant(policy.value, grant)
         if remaining is None:
             call("s3.delete_bucket_policy", f"drop the credential grant from bucket {bucket}",
                  ok_codes=("NoSuchBucketPolicy", "NoSuchBucket"), bucket=bucket)
@@ -616,21 +794,21 @@ def _revoke_everything(snap: CredentialSnapshot, out: Outcome, spec: CredentialS
         clean = False
     if listed.missing:
         return clean
-    recorded = {r.access_key for r in keys.records(children, names)}
     live = [text(k.get("AccessKeyId")) for k in listed.value or () if text(k.get("AccessKeyId"))]
-    for key in live:
-        if key in recorded:
-            call("iam.delete_access_key", "revoke a key of the deleted order", ok_codes=("NoSuchEntity",),
-                 access_key_id=key, user=user)
+    ours = [key for key in live if key in recorded]
+    for key in ours:
+        call("iam.delete_access_key", "revoke a key of the deleted order", ok_codes=("NoSuchEntity",),
+             access_key_id=key, user=user)
     untracked = [k for k in live if k not in recorded]
     call("iam.delete_user_policy", f"delete the inline policy of IAM user {user}", ok_codes=("NoSuchEntity",),
          user=user, policy_name=naming.INLINE_POLICY)
     involved = _involved(snap.order)
     if untracked:
         out.act(RecordEvent(involved, "IAMUserKept", (
-            f"IAM user {user} keeps {len(untracked)} key(s) this order did not issue (never deleted), so the user "
-            "stays, without a policy: review it on the gateway"), snap.cluster, event_type="Warning"))
-        return True
+            f"IAM user {user} keeps {len(untracked)} key(s) this order did not issue ({', '.join(untracked)}; never "
+            "deleted), so the user stays, without a policy: review it on the gateway"), snap.cluster,
+            event_type="Warning"))
+        return clean and not ours  # confirmed only by a read that lists none of the order's keys
     call("iam.delete_user", f"delete the bucket's IAM user {user}", ok_codes=("NoSuchEntity",), name=user)
     out.act(RecordEvent(involved, "CredentialDeleted", f"the keys and IAM user of bucket {bucket} were deleted; the "
                                                        "bucket stays", snap.cluster))
@@ -659,13 +837,26 @@ def on_action_failure(decision: Decision, action: Any, error: ActionError) -> De
 
 def gateway_targets(order: Any, account: Any) -> Optional[Tuple[str, bool]]:
     """What the edge reads at the gateway for this order: (bucket, whether the IAM user's keys and policy are read
-    too); None when nothing (the order's account is not usable, or its spec cannot be read)."""
+    too); None when nothing (the order's account is not usable, or its spec cannot be read). An order being
+    deleted is read by the bucket it recorded."""
     view = read_account(account)
     if view is None or not view.usable:
         return None
+    if is_deleting(order):
+        bucket = claim.bucket_of(order)
+        return (bucket, view.scope == BUCKET) if bucket else None
     try:
         spec = parse_credential(order)
     except OrderSpecError:
-        bucket = text(dig(order, "spec", "bucket"))
-        return (bucket, view.scope == BUCKET) if bucket and is_deleting(order) else None
+        return None
     return spec.bucket, view.scope == BUCKET
+
+
+def teardown_keys(order: Any, children: Sequence[Mapping[str, Any]], cluster: str) -> List[str]:
+    """The access key ids an order being deleted issued (its key Secrets and its status): the edge reads who holds
+    each through the admin API, the teardown's proof that they are gone."""
+    if not is_deleting(order):
+        return []
+    names = naming.credential_names(cluster, namespace_of(order), name_of(order), claim.store_of(order)[0])
+    recorded = {r.access_key for r in keys.records(children, names)}
+    return sorted(recorded | _carried(order, "").key_ids())

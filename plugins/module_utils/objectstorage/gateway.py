@@ -40,6 +40,7 @@ OPS = (
     "s3.put_bucket_policy",   # args: bucket, document
     "s3.delete_bucket_policy",  # args: bucket
     "admin.create_key",       # args: uid (an S3 key for a plain or root user, the gateway generates it)
+    "admin.remove_key",       # args: access_key_id, uid (opt): revoke a key whoever holds it (teardown fallback)
 )
 
 

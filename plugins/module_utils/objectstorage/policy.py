@@ -72,3 +72,38 @@ def same_policy(live: Any, desired: Optional[Dict[str, Any]]) -> bool:
     if desired is None:
         return live is None
     return live is not None and canonical(live) == canonical(desired)
+
+
+def _statements(document: Any) -> List[Any]:
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except ValueError:
+            return []
+    statements = document.get("Statement") if isinstance(document, dict) else None
+    return [statements] if isinstance(statements, dict) else list(statements or [])
+
+
+def _grants(statement: Any, grantee_arn: str) -> bool:
+    if not isinstance(statement, dict):
+        return False
+    if statement.get("Sid") == GRANT_SID:
+        return True
+    principal = statement.get("Principal")
+    aws = principal.get("AWS") if isinstance(principal, dict) else None
+    return grantee_arn in ([aws] if isinstance(aws, str) else aws or [])
+
+
+def granted(document: Any, grantee_arn: str) -> bool:
+    """Whether a live bucket policy still holds the credential's grant (by its Sid or its principal)."""
+    return any(_grants(s, grantee_arn) for s in _statements(document))
+
+
+def without_grant(document: Any, grantee_arn: str) -> Optional[Dict[str, Any]]:
+    """A live bucket policy less the credential's grant, everything else kept as written; None when nothing
+    else is left (then the policy is deleted)."""
+    kept = [s for s in _statements(document) if not _grants(s, grantee_arn)]
+    if not kept:
+        return None
+    version = document.get("Version", VERSION) if isinstance(document, dict) else VERSION
+    return {"Version": version, "Statement": kept}

@@ -37,6 +37,8 @@ LEGACY_BUCKETS_REMAIN = "LegacyBucketsRemain"  # a rotation is due while legacy 
 ROTATION_PENDING = "RotationPending"        # the root key predates the migration: raise spec.rootKeyRotation
 WAITING_FOR_GATEWAY = "WaitingForGateway"   # a step was taken; its effect is read on the next pass
 ACCOUNT_ERROR = "AccountError"              # a Kubernetes-level failure reading the account's own objects
+NAMESPACE_REPLACED = "NamespaceReplaced"    # the tenant namespace's uid is not the one the account was made for
+EDIT_REFUSED = "EditRefused"                # an edit asks a set-up account to change its user or scope: ignored
 
 # BucketCredential
 CREDENTIAL_READY = "CredentialReady"
@@ -50,3 +52,5 @@ LAST_KEY_PROTECTED = "LastKeyProtected"
 WAITING_FOR_ACCOUNT = "WaitingForAccount"   # the tenant's account is being set up
 WAITING_FOR_KEYS = "WaitingForKeys"         # keys are being issued; the delivered Secret waits for them
 CREDENTIAL_ERROR = "CredentialError"         # a Kubernetes-level failure on the credential's own objects
+REVOCATION_PENDING = "RevocationPending"     # a replaced key still works until the Secret carries its successor
+KEY_LIMIT_REACHED = "KeyLimitReached"        # keys the order did not issue leave no room for one it must issue

@@ -20,6 +20,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.naming i
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, is_deleting, name_of, secret_strings, text
 
 ACCESS_KEY_ID = "accessKeyID"
+MAX_KEYS = 4  # the keys RGW lets one user hold; a fifth CreateAccessKey fails with LimitExceeded
 SECRET_ACCESS_KEY = "secretAccessKey"
 
 
@@ -74,6 +75,39 @@ def plan_keys(desired: Mapping[int, int], recorded: Sequence[KeyRecord], live: S
         retired=retired,
         untracked=sorted(k for k in live if k not in known),
     )
+
+
+@dataclass(frozen=True)
+class EarlyRevocation:
+    revoke: List[KeyRecord]   # retired keys revoked before anything is issued or delivered
+    room: int                 # how many keys the IAM user can take now
+
+
+def revoke_first(plan: KeyPlan, desired: Mapping[int, int], consumer: Set[str], live_count: int) -> EarlyRevocation:
+    """Which retired keys go at once, before the issue-backup-deliver sequence.
+
+    - A removed slot is the tenant's explicit revoke: its key goes in this pass whatever else is down, as long as
+      the consumer holds a current key (so it is never left without a working one); otherwise it waits for the
+      successor's delivery like a replaced key.
+    - Never plan past the gateway's key limit: when the keys to issue do not fit beside the live ones (untracked
+      keys included), retired keys go first, removed slots before replaced ones, oldest first -- but never the
+      newest key the consumer holds while no current key is held. What still does not fit is not issued."""
+    held_current = any(r.access_key in consumer for r in plan.current.values())
+    revoke = [r for r in plan.retired if r.slot not in desired] if held_current else []
+    room = MAX_KEYS - live_count + len(revoke)
+    if len(plan.to_issue) > room:
+        keep = None
+        if not held_current and plan.retired:
+            held = [r for r in plan.retired if r.access_key in consumer] or list(plan.retired)
+            keep = max(held, key=lambda r: (r.created, r.slot))
+        candidates = sorted((r for r in plan.retired if r not in revoke and r is not keep),
+                            key=lambda r: (r.slot in desired, r.generation, r.created))
+        for record in candidates:
+            if room >= len(plan.to_issue):
+                break
+            revoke.append(record)
+            room += 1
+    return EarlyRevocation(revoke, max(room, 0))
 
 
 def newest(current: Mapping[int, KeyRecord]) -> KeyRecord:

@@ -24,6 +24,9 @@ AccountSnapshot
 - ``buckets``: ``ListBuckets`` signed with the account's key (its value: a list of names), or None when not read;
 - ``credentials``: the tenant's BucketCredentials on this store, raw, from the tenant's cluster (for the legacy
   buckets and to know whether any order needs the account).
+- ``tenant_uid``: ``metadata.uid`` of the tenant Namespace as read on the tenant's cluster ("" = no such
+  namespace; None = not read, ``read_failures["namespace"]`` says why): a namespace of the account's name with
+  another uid is another tenant.
 
 CredentialSnapshot
 - ``order``, ``cluster``, ``now``; ``store`` (None = missing) and its ``control_plane`` (None = missing);
@@ -36,7 +39,11 @@ CredentialSnapshot
 - gateway reads, made only for a bucket-scoped order whose account is ready: ``bucket_policy`` (GetBucketPolicy:
   ``value`` the document or None; 404 NoSuchBucket = no bucket; 403 = another account's), ``user_keys``
   (ListAccessKeys of the IAM user: ``value`` a list of ``{"AccessKeyId", "Status", "CreateDate"}``; 404 = no such
-  user), ``user_policy`` (the inline policy document, None when absent);
+  user), ``user_policy`` (the inline policy document, None when absent), ``user_policy_names`` (``{"inline":
+  [names], "attached": [ARNs]}``: policies the order did not write are drift);
+- ``key_owners``: for an order being deleted, ``GET /admin/user?access-key=`` of every key it recorded (by access
+  key id; ``value`` ``{"uid", "account_id"}``, 404 = the key is gone): the teardown's proof, signed by the store's
+  admin credential, so it needs neither the account object nor its key;
 - ``read_failures``: what the edge could not read, by part, -> the error text.
 """
 from __future__ import annotations
@@ -84,6 +91,7 @@ class AccountSnapshot:
     buckets: Optional[Read] = None
     credentials: Sequence[Mapping[str, Any]] = ()
     read_failures: Mapping[str, str] = field(default_factory=dict)
+    tenant_uid: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -102,4 +110,6 @@ class CredentialSnapshot:
     bucket_policy: Optional[Read] = None
     user_keys: Optional[Read] = None
     user_policy: Optional[Read] = None
+    user_policy_names: Optional[Read] = None
+    key_owners: Mapping[str, Read] = field(default_factory=dict)
     read_failures: Mapping[str, str] = field(default_factory=dict)

@@ -28,6 +28,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import
 
 MAX_ENDPOINT = 2048
 MAX_UID = 255
+MAX_NAMESPACE_UID = 36  # a Kubernetes uid is an RFC 4122 UUID
 _BUCKET = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
 _IPV4 = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
 
@@ -88,6 +89,7 @@ class AccountSpec:
     store_name: str            # in the account's own namespace
     tenant_namespace: str
     tenant_cluster: str
+    tenant_uid: str            # the uid of the tenant namespace the account was made for ("" = not recorded yet)
     legacy_user: str           # "" = none
     migrate: bool
     root_key_rotation: int
@@ -120,6 +122,7 @@ def _parse_account(raw: Any) -> AccountSpec:
         store_name=store_name,
         tenant_namespace=tenant_namespace,
         tenant_cluster=optional_string(tenant.get("cluster"), "spec.tenant.cluster", 63),
+        tenant_uid=optional_string(tenant.get("namespaceUID"), "spec.tenant.namespaceUID", MAX_NAMESPACE_UID),
         legacy_user=legacy_user,
         migrate=migrate,
         root_key_rotation=max(rotation, 1),

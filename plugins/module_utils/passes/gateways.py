@@ -41,7 +41,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec imp
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import encode_strings, secret_strings
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.admin import RgwAdminClient, RgwKey, RgwUser
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.credentials import RgwCredentials
-from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import RgwError
+from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import RgwError, Unresponsive
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.iam import RgwIam
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.probe import probe
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.s3 import RgwS3
@@ -62,25 +62,30 @@ class GatewayOptions:
 
 
 class ClientFactory:
-    """Makes the three kinds of gateway client; a unit test hands in one that makes fakes."""
+    """Makes the three kinds of gateway client; a unit test hands in one that makes fakes.
+
+    One factory serves one pass: every client it makes shares its ``unresponsive`` record (rgw/errors.py), so a
+    gateway that gave no answer once costs the pass one timeout, whichever client and store met it first."""
 
     def __init__(self, options: GatewayOptions) -> None:
         self.options = options
+        self.unresponsive = Unresponsive()
 
     def admin(self, spec: StoreSpec, credentials: RgwCredentials) -> Any:
         o = self.options
         return RgwAdminClient(spec.endpoint, credentials, admin_path=spec.admin_path, region=spec.region,
-                              validate_certs=o.validate_certs, ca_cert=o.ca_cert, timeout=o.timeout)
+                              validate_certs=o.validate_certs, ca_cert=o.ca_cert, timeout=o.timeout,
+                              unresponsive=self.unresponsive)
 
     def iam(self, spec: StoreSpec, credentials: RgwCredentials) -> Any:
         o = self.options
         return RgwIam(spec.endpoint, credentials, spec.region, validate_certs=o.validate_certs, ca_cert=o.ca_cert,
-                      timeout=o.timeout)
+                      timeout=o.timeout, unresponsive=self.unresponsive)
 
     def s3(self, spec: StoreSpec, credentials: RgwCredentials) -> Any:
         o = self.options
         return RgwS3(spec.endpoint, credentials, spec.region, validate_certs=o.validate_certs, ca_cert=o.ca_cert,
-                     timeout=o.timeout)
+                     timeout=o.timeout, unresponsive=self.unresponsive)
 
 
 @dataclass
@@ -102,6 +107,7 @@ OPERATIONS: Dict[str, Tuple[str, _Call]] = {
         account_root=x.get("account_root"))),
     "admin.adopt_user": (ADMIN, lambda a, x: a.adopt_user(x["uid"], x["account_id"])),
     "admin.create_key": (ADMIN, lambda a, x: a.create_key(x["uid"])),
+    "admin.remove_key": (ADMIN, lambda a, x: a.remove_key(x["access_key_id"], x.get("uid"))),
     "iam.create_user": (ACCOUNT, lambda c, x: c.iam.create_user(x["name"])),
     "iam.delete_user": (ACCOUNT, lambda c, x: c.iam.delete_user(x["name"])),
     "iam.put_user_policy": (ACCOUNT, lambda c, x: c.iam.put_user_policy(x["user"], x["policy_name"], x["document"])),
@@ -225,6 +231,22 @@ class Gateways:
                            "keys": [{"access_key": k.access_key, "secret_key": k.credentials.secret_key}
                                     for k in user.keys]})
 
+    def key_owner(self, store: StoreKey, access_key: str) -> Read:
+        """``GET /admin/user?access-key=``: who holds a key the order recorded (``value`` ``{"uid"}``; 404 = the
+        gateway no longer knows the key). The teardown's proof that a key is gone, needing no account key."""
+        admin = self._admin(store)
+        if admin is None:
+            return self._unsigned(f"the admin credential of ObjectStore {store[0]}/{store[1]}")
+        read = self._read(lambda: admin.get_user(access_key=access_key))
+        if not read.ok and read.status == 400 and read.code == "InvalidArgument":
+            # Tentacle 20.2.4 answers an access key it knows no user of with 400 InvalidArgument, not 404
+            return Read(False, status=404, code="NoSuchKey", message="the gateway knows no user with this key")
+        if not read.ok:
+            return read
+        user: RgwUser = read.value
+        self._register(user)
+        return Read(True, {"uid": user.uid, "account_id": user.account_id})
+
     def buckets(self, store: StoreKey, account: str) -> Read:
         clients = self._account(store, account)
         if clients is None:
@@ -248,6 +270,23 @@ class Gateways:
         if clients is None:
             return self._unsigned(f"the key Secret of ObjectStoreAccount {store[0]}/{account}")
         return self._read(lambda: clients.iam.get_user_policy(user, INLINE_POLICY))
+
+    def user_policy_names(self, store: StoreKey, account: str, user: str) -> Read:
+        """The inline policy names and attached policy ARNs of an IAM user (``{"inline": [...], "attached":
+        [...]}``): what the order did not write there is drift. A gateway that does not serve managed policies
+        answers no attached ones."""
+        clients = self._account(store, account)
+        if clients is None:
+            return self._unsigned(f"the key Secret of ObjectStoreAccount {store[0]}/{account}")
+        inline = self._read(lambda: clients.iam.list_user_policies(user))
+        if not inline.ok:
+            return inline
+        attached = self._read(lambda: clients.iam.list_attached_user_policies(user))
+        if not attached.ok and attached.status not in (405, 501) and \
+                attached.code not in ("InvalidAction", "NotImplemented", "MethodNotAllowed"):
+            return attached
+        return Read(True, {"inline": list(inline.value), "attached": list(attached.value or []) if attached.ok
+                           else []})
 
     def _register(self, found: Any) -> None:
         """Every key in what an admin call returned (a user, or a user's keys) becomes a secret of the pass."""

@@ -36,6 +36,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import Kube
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.reads import Listing, guarded_list
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import PassResult, run_pass
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import claim
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import account as account_core
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import credential as credential_core
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
@@ -67,13 +68,14 @@ from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection impor
 
 ObjectKey = Tuple[str, str]  # (namespace, name)
 LABELS = naming.LABELS
+# Cluster-scoped: ``item("", name)`` is /api/v1/namespaces/<name>, which a RoleBinding in that namespace may grant.
+NAMESPACE = R.Resource("v1", "Namespace", "namespaces")
 
 
 def store_ref(order: Mapping[str, Any]) -> ObjectKey:
-    """The (namespace, name) of the ObjectStore an order names, as written (its namespace defaults to the
-    order's, as the CRD's does)."""
-    return (text(dig(order, "spec", "objectStoreRef", "namespace"), namespace_of(order)),
-            text(dig(order, "spec", "objectStoreRef", "name")))
+    """The (namespace, name) of the ObjectStore an order is reconciled against: the one it holds its bucket on
+    (``objectstorage.claim``), else the one its spec names."""
+    return claim.store_of(order)
 
 
 def account_store(account: Mapping[str, Any]) -> ObjectKey:
@@ -107,6 +109,7 @@ class ObjectStorageReads:
         self.wanted_stores: Set[ObjectKey] = set()
         self.wanted_accounts: Set[ObjectKey] = set()
         self.created: Dict[ObjectKey, str] = {}        # accounts this pass created -> the action line
+        self.namespace_uids: Dict[Tuple[str, str], Tuple[Optional[str], str]] = {}  # (cluster, ns) -> (uid, error)
 
     @property
     def management(self) -> ClusterReads:
@@ -154,7 +157,7 @@ class ObjectStorageReads:
                 self._read_delivered(cluster, cps.items)
         for cluster_name, orders in self.listed.items():
             for order in orders:
-                self.rivals[(*store_ref(order), text(dig(order, "spec", "bucket")))].append((cluster_name, order))
+                self.rivals[(*store_ref(order), claim.bucket_of(order))].append((cluster_name, order))
 
     def _draining(self, target: ClusterReads) -> Set[str]:
         """A target's namespaces whose assignment was withdrawn while orders there still have children: their
@@ -304,6 +307,27 @@ class ObjectStorageReads:
         store = account_store(account)
         return [o for o in self.listed.get(tenant[1], ()) if namespace_of(o) == tenant[0] and store_ref(o) == store]
 
+    def namespace_uid(self, cluster: str, namespace: str) -> Tuple[Optional[str], str]:
+        """The tenant Namespace's uid on its cluster: ("", "") when there is none, (None, why) when it could not be
+        read. One GET per (cluster, namespace) and pass, allowed by ``get`` on namespaces in the per-namespace grant
+        (docs/install.md); an account serves only the namespace uid it records (``account.decide_account``)."""
+        key = (cluster, namespace)
+        if key not in self.namespace_uids:
+            self.namespace_uids[key] = self._read_namespace_uid(cluster, namespace)
+        return self.namespace_uids[key]
+
+    def _read_namespace_uid(self, cluster: str, namespace: str) -> Tuple[Optional[str], str]:
+        reads = next((c for c in self.clusters if c.name == cluster), None)
+        if reads is None:
+            return None, f"cluster {cluster} is not registered"
+        if reads.error:
+            return None, reads.error
+        try:
+            found = reads.service.get(NAMESPACE, "", namespace)
+        except KubeError as exc:
+            return ("", "") if exc.not_found else (None, self.redactor.scrub(exc.summary()))
+        return text(dig(found, "metadata", "uid")), ""
+
     def admitted(self, order: Mapping[str, Any], cluster: str, view: StoreView) -> bool:
         cp = self.control_plane_of(view)
         return admit(namespace_of(order), cluster, view.spec.cp_namespace, view.spec.cp_name,
@@ -353,7 +377,8 @@ def create_missing_accounts(reads: ObjectStorageReads, service: Any) -> List[Dic
                 continue
             if reads.account_of(key, spec.identity.namespace, cluster.name) is not None:
                 continue
-            manifest = account_core.missing_account(view, spec.identity.namespace, cluster.name)
+            uid, _error = reads.namespace_uid(cluster.name, spec.identity.namespace)  # unread: bound once read
+            manifest = account_core.missing_account(view, spec.identity.namespace, cluster.name, uid or "")
             where = f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}"
             why = (f"create ObjectStoreAccount {where}: the first order of namespace {spec.identity.namespace} "
                    f"on {'cluster ' + cluster.name if cluster.name else 'the management cluster'} needs the store")
@@ -484,6 +509,10 @@ class AccountSource(_Source):
             if key_user is not None and key_user.ok and account_core.wants_buckets(raw):
                 buckets = self.gateways.buckets(store_key, name)
         failures = {}
+        tenant_uid, tenant_error = self.reads.namespace_uid(text(dig(raw, "spec", "tenant", "cluster")),
+                                                            text(dig(raw, "spec", "tenant", "namespace")))
+        if tenant_error:
+            failures[account_core.TENANT_NAMESPACE] = tenant_error
         if namespace in self.reads.children_failures:
             failures[parts.CHILDREN] = self.reads.children_failures[namespace]
         if namespace in self.reads.store_failures:
@@ -493,7 +522,7 @@ class AccountSource(_Source):
             children=list(self.reads.account_children.get((namespace, name), ())),
             secret_stores=self.reads.secret_stores.get(namespace, {}),
             control_plane=self.reads.control_plane_of(view), key_user=key_user, buckets=buckets,
-            credentials=self.reads.tenant_credentials(raw), read_failures=failures)
+            credentials=self.reads.tenant_credentials(raw), read_failures=failures, tenant_uid=tenant_uid)
 
     def reconcile(self, snapshot: AccountSnapshot) -> Decision:
         return self._decided("", snapshot.account, account_core.decide_account(snapshot))
@@ -546,7 +575,7 @@ class CredentialSource(_Source):
             children=[c for c in reads.credential_children.get((cluster_name, namespace, name), ())
                       if namespace_of(c) == cp_namespace],
             delivered=delivered, secret_stores=reads.secret_stores.get(cp_namespace, {}),
-            rivals=tuple(reads.rivals.get((*store_key, text(dig(order, "spec", "bucket"))), ())),
+            rivals=tuple(reads.rivals.get((*store_key, claim.bucket_of(order)), ())),
             read_failures=failures)
         return self._gateway_reads(snapshot, view)
 
@@ -555,6 +584,8 @@ class CredentialSource(_Source):
         core will act on at the gateway (its store ready, its account usable and keyed, admitted or being
         deleted), and each only while the ones before it were answered."""
         order, account = snapshot.order, snapshot.account
+        if view is not None and view.ready:
+            snapshot = self._key_owners(snapshot, view)
         if view is None or not view.ready or account is None or snapshot.account_key is None:
             return snapshot
         targets = credential_core.gateway_targets(order, account)
@@ -567,10 +598,20 @@ class CredentialSource(_Source):
         if not read_user or (policy.status is None and not policy.ok):
             return replace(snapshot, bucket_policy=policy)
         keys = self.gateways.user_keys(store_key, account_name, bucket)
-        user_policy = None
+        user_policy = names = None
         if keys.ok and not deleting:
             user_policy = self.gateways.user_policy(store_key, account_name, bucket)
-        return replace(snapshot, bucket_policy=policy, user_keys=keys, user_policy=user_policy)
+            names = self.gateways.user_policy_names(store_key, account_name, bucket)
+        return replace(snapshot, bucket_policy=policy, user_keys=keys, user_policy=user_policy,
+                       user_policy_names=names)
+
+    def _key_owners(self, snapshot: CredentialSnapshot, view: StoreView) -> CredentialSnapshot:
+        """For an order being deleted: who holds each key it recorded (admin reads, at most one per key), the
+        teardown's proof that a key is gone even when the order's account is not there to ask."""
+        issued = credential_core.teardown_keys(snapshot.order, snapshot.children, snapshot.cluster)
+        if not issued:
+            return snapshot
+        return replace(snapshot, key_owners={k: self.gateways.key_owner(view.key, k) for k in issued})
 
     def reconcile(self, snapshot: CredentialSnapshot) -> Decision:
         return self._decided(snapshot.cluster, snapshot.order, credential_core.decide_credential(snapshot))

@@ -69,6 +69,12 @@ class RgwIam(BotoEdge):
         with self.calling("iam:ListUserPolicies"):
             return list(self.client.list_user_policies(UserName=user).get("PolicyNames", []))
 
+    def list_attached_user_policies(self, user: str) -> List[str]:
+        """The ARNs of the managed policies attached to ``user`` (Squid and later)."""
+        with self.calling("iam:ListAttachedUserPolicies"):
+            listed = self.client.list_attached_user_policies(UserName=user).get("AttachedPolicies", [])
+        return [str(p.get("PolicyArn", "")) for p in listed if p.get("PolicyArn")]
+
     def get_user_policy(self, user: str, policy_name: str) -> Optional[Dict[str, Any]]:
         """The inline policy ``policy_name`` of ``user`` as a dict, or None when the user or the policy does not
         exist (404 ``NoSuchEntity``: the caller wants "absent", the next step puts it)."""

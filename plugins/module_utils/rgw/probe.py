@@ -5,7 +5,8 @@
 
 Each request is made only when the answers before it leave the verdict open, so an unreachable gateway
 costs one request (a timeout or a refused connection is not retried: rgw/errors.py ``Unresponsive``) and a
-pre-accounts gateway two. The third, the credential's own record, is read also when ``/admin/info`` refuses it, so that verdict names every capability it lacks.
+pre-accounts gateway two. The third, the credential's own record, is read also when ``/admin/info`` refuses it, so
+that verdict names every capability it lacks.
 """
 from __future__ import absolute_import, division, print_function
 

@@ -49,6 +49,28 @@ def key(number: int, **overrides) -> dict:
     return {k: v for k, v in entry.items() if v is not None}
 
 
+def retiring(number: int, **overrides) -> dict:
+    """A status retiringKeys entry; an override of None drops the field."""
+    entry = {"slot": number, "accessKeyID": f"AKIAEXAMPLEOLD{number}XYZ", "generation": 1}
+    entry.update(overrides)
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def record(**overrides) -> dict:
+    """A status admittedAs record; an override of None drops the field."""
+    entry = {"objectStoreRef": dict(REF), "bucket": "photos", "cluster": "", "account": "rgw-tenant",
+             "accountID": "RGW00000000000000001"}
+    entry.update(overrides)
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def _long(path: str, length: int) -> dict:
+    """A record override that makes ``path`` (``field`` or ``objectStoreRef.field``) ``length`` characters long."""
+    if path.startswith("objectStoreRef."):
+        return {"objectStoreRef": dict(REF, **{path.split(".", 1)[1]: "a" * length})}
+    return {path: "a" * length}
+
+
 INVALID = [
     *object_refusals(CASES, KIND, "an order"),
     # objectStoreRef
@@ -140,6 +162,40 @@ INVALID = [
                  "untrackedKeys in body should be greater than or equal to 0", "status.untrackedKeys",
                  {"untrackedKeys": -1}),
     *condition_refusals(CASES, max_items=8),
+    # The keys pending revocation and the admission record (appended: earlier files keep their numbers).
+    CASES.status("retiringkeys-5", "five retiring keys", "maxItems", "must have at most 4 items",
+                 "status.retiringKeys", {"retiringKeys": [retiring(1)] * 5}),
+    CASES.status("retiring-slot-3", "a retiring key of slot 3", "enum",
+                 'Unsupported value: 3: supported values: "1", "2"', "status.retiringKeys[0].slot",
+                 {"retiringKeys": [retiring(3)]}),
+    CASES.status("retiring-accesskeyid-129", "a retiring accessKeyID of 129 characters", "maxLength",
+                 "Too long: may not be more than 128 bytes", "status.retiringKeys[0].accessKeyID",
+                 {"retiringKeys": [retiring(1, accessKeyID="A" * 129)]}),
+    CASES.status("retiring-accesskeyid-pattern", "a retiring accessKeyID with a character outside [A-Za-z0-9_]",
+                 "pattern", f"retiringKeys[0].accessKeyID in body should match '{ACCESS_KEY_ID}'",
+                 "status.retiringKeys[0].accessKeyID", {"retiringKeys": [retiring(1, accessKeyID="AK-1")]}),
+    CASES.status("retiring-generation-zero", "a retiring key of generation 0", "minimum",
+                 "retiringKeys[0].generation in body should be greater than or equal to 1",
+                 "status.retiringKeys[0].generation", {"retiringKeys": [retiring(1, generation=0)]}),
+    *[CASES.status(f"retiring-{missing.lower()}-missing", f"a retiring key without {missing}", "required",
+                   f"status.retiringKeys[0].{missing}: Required value", f"status.retiringKeys[0].{missing}",
+                   {"retiringKeys": [retiring(1, **{missing: None})]})
+      for missing in ("slot", "accessKeyID", "generation")],
+    *[CASES.status(f"admittedas-{missing.lower()}-missing", f"an admission record without {missing}", "required",
+                   f"status.admittedAs.{missing}: Required value", f"status.admittedAs.{missing}",
+                   {"admittedAs": record(**{missing: None})})
+      for missing in ("objectStoreRef", "bucket", "cluster")],
+    *[CASES.status(f"admittedas-store-{missing}-missing", f"an admission record whose store lacks its {missing}",
+                   "required", f"status.admittedAs.objectStoreRef.{missing}: Required value",
+                   f"status.admittedAs.objectStoreRef.{missing}",
+                   {"admittedAs": record(objectStoreRef={k: v for k, v in REF.items() if k != missing})})
+      for missing in ("name", "namespace")],
+    *[CASES.status(f"admittedas-{path.lower().replace('.', '-')}-{limit + 1}",
+                   f"an admission record whose {path} has {limit + 1} characters", "maxLength",
+                   f"Too long: may not be more than {limit} bytes", f"status.admittedAs.{path}",
+                   {"admittedAs": record(**_long(path, limit + 1))})
+      for path, limit in (("objectStoreRef.name", 253), ("objectStoreRef.namespace", 63), ("bucket", 63),
+                          ("cluster", 63), ("account", 253), ("accountID", 20))],
 ]
 
 

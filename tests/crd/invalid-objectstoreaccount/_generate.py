@@ -20,6 +20,11 @@ LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 RGW_UID = r"^[A-Za-z0-9_.@$+=-]+$"
 ACCOUNT_ID = r"^RGW[0-9]{17}$"
 ACCOUNT = "RGW12345678901234567"
+UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+UID_A = "3f1c9a4e-6d0b-4c1f-9e2a-0b7d5c3e8f10"
+UID_B = "9b2e7d61-0c4a-4f3e-8d15-6a7b8c9d0e1f"
+TENANT_FROZEN = "tenant is immutable but for namespaceUID"
+LEGACY_FROZEN = "legacyUser is set at creation only, never added, changed or removed"
 
 
 def account(name: str, **spec) -> dict:
@@ -55,13 +60,25 @@ INVALID = [
     CASES.created("tenant-cluster-64", "tenant.cluster of 64 characters", "maxLength",
                   "Too long: may not be more than 63 bytes", "spec.tenant.cluster",
                   tenant={"namespace": "tenant-a", "cluster": "c" * 64}),
-    CASES.changed("tenant-namespace-changed", "tenant.namespace changed", "tenant is immutable", "spec.tenant",
+    CASES.changed("tenant-namespace-changed", "tenant.namespace changed", TENANT_FROZEN, "spec.tenant.namespace",
                   {}, {"tenant": {"namespace": "tenant-b"}}),
     CASES.changed("tenant-cluster-set-later", "tenant.cluster set on an account of the management cluster",
-                  "tenant is immutable", "spec.tenant", {}, {"tenant": {"namespace": "tenant-a", "cluster": "edge-1"}}),
+                  TENANT_FROZEN, "spec.tenant.cluster", {}, {"tenant": {"namespace": "tenant-a", "cluster": "edge-1"}}),
     CASES.changed("tenant-cluster-removed", "tenant.cluster removed, which means the management cluster",
-                  "tenant is immutable", "spec.tenant",
+                  TENANT_FROZEN, "spec.tenant.cluster",
                   {"tenant": {"namespace": "tenant-a", "cluster": "edge-1"}}, {}),
+    CASES.changed("tenant-namespace-changed-with-uid", "tenant.namespace changed together with namespaceUID",
+                  TENANT_FROZEN, "spec.tenant.namespace", {"tenant": {"namespace": "tenant-a", "namespaceUID": UID_A}},
+                  {"tenant": {"namespace": "tenant-b", "namespaceUID": UID_B}}),
+    CASES.created("tenant-namespaceuid-pattern", "tenant.namespaceUID that is no lowercase UUID", "pattern",
+                  f"spec.tenant.namespaceUID in body should match '{UUID}'", "spec.tenant.namespaceUID",
+                  tenant={"namespace": "tenant-a", "namespaceUID": UID_A.upper()}),
+    CASES.created("tenant-namespaceuid-37", "tenant.namespaceUID of 37 characters", "maxLength",
+                  "Too long: may not be more than 36 bytes", "spec.tenant.namespaceUID",
+                  tenant={"namespace": "tenant-a", "namespaceUID": UID_A + "0"}),
+    CASES.changed("tenant-namespaceuid-removed", "tenant.namespaceUID removed (it may only be handed over)",
+                  "tenant.namespaceUID cannot be removed", "spec.tenant",
+                  {"tenant": {"namespace": "tenant-a", "namespaceUID": UID_A}}, {"tenant": {"namespace": "tenant-a"}}),
     # legacyUser
     CASES.created("legacyuser-pattern", "legacyUser with a colon (a subuser, not a uid)", "pattern",
                   f"spec.legacyUser in body should match '{RGW_UID}'", "spec.legacyUser", legacyUser="tenant:swift"),
@@ -69,10 +86,13 @@ INVALID = [
                   f"spec.legacyUser in body should match '{RGW_UID}'", "spec.legacyUser", legacyUser=""),
     CASES.created("legacyuser-256", "legacyUser of 256 characters", "maxLength",
                   "Too long: may not be more than 255 bytes", "spec.legacyUser", legacyUser="u" * 256),
-    CASES.changed("legacyuser-changed", "legacyUser changed", "legacyUser is immutable once set", "spec.legacyUser",
+    CASES.changed("legacyuser-changed", "legacyUser changed", LEGACY_FROZEN, "spec.legacyUser",
                   {"legacyUser": "alice"}, {"legacyUser": "bob"}),
-    CASES.changed("legacyuser-removed", "legacyUser removed", "legacyUser is immutable once set", "spec",
-                  {"legacyUser": "alice"}, {}),
+    CASES.changed("legacyuser-removed", "legacyUser removed", LEGACY_FROZEN, "spec", {"legacyUser": "alice"}, {}),
+    CASES.changed("legacyuser-added", "legacyUser added to an account created without it (a per-bucket account "
+                  "would turn Shared)", LEGACY_FROZEN, "spec", {}, {"legacyUser": "alice"}),
+    CASES.changed("legacyuser-added-with-migrate", "legacyUser added with migrate (another user would become "
+                  "the root)", LEGACY_FROZEN, "spec", {}, {"legacyUser": "alice", "migrate": True}),
     # migrate
     CASES.created("migrate-without-legacyuser", "migrate true without legacyUser", "rule",
                   "migrate requires legacyUser", "spec", migrate=True),
@@ -106,6 +126,20 @@ INVALID = [
                  {"legacyBuckets": [f"b{i:04d}" for i in range(1001)]}),
     CASES.status("legacybucket-256", "a legacy bucket name of 256 characters", "maxLength",
                  "Too long: may not be more than 255 bytes", "status.legacyBuckets[0]", {"legacyBuckets": ["b" * 256]}),
+    CASES.status("keyuser-256", "a keyUser of 256 characters", "maxLength",
+                 "Too long: may not be more than 255 bytes", "status.keyUser", {"keyUser": "u" * 256}),
+    CASES.status("migratedbuckets-1001", "1001 migrated buckets", "maxItems",
+                 "must have at most 1000 items", "status.migratedBuckets",
+                 {"migratedBuckets": [f"b{i:04d}" for i in range(1001)]}),
+    CASES.status("migratedbucket-256", "a migrated bucket name of 256 characters", "maxLength",
+                 "Too long: may not be more than 255 bytes", "status.migratedBuckets[0]",
+                 {"migratedBuckets": ["b" * 256]}),
+    CASES.status("orphanedbuckets-1001", "1001 orphaned buckets", "maxItems",
+                 "must have at most 1000 items", "status.orphanedBuckets",
+                 {"orphanedBuckets": [f"b{i:04d}" for i in range(1001)]}),
+    CASES.status("orphanedbucket-256", "an orphaned bucket name of 256 characters", "maxLength",
+                 "Too long: may not be more than 255 bytes", "status.orphanedBuckets[0]",
+                 {"orphanedBuckets": ["b" * 256]}),
     CASES.status("rootkeysecretname-254", "a rootKeySecretName of 254 characters", "maxLength",
                  "Too long: may not be more than 253 bytes", "status.rootKeySecretName",
                  {"rootKeySecretName": "s" * 254}),
@@ -123,16 +157,23 @@ VALID = [
              fields=[("spec.tenant.cluster", ""), ("spec.migrate", False), ("spec.rootKeyRotation", 1),
                      ("spec.legacyUser", None)]),
     admitted("every-field", "an account of a target-cluster tenant with every spec field",
-             account(_a("every-field"), tenant={"namespace": "tenant-a", "cluster": "edge-1"},
+             account(_a("every-field"), tenant={"namespace": "tenant-a", "cluster": "edge-1", "namespaceUID": UID_A},
                      legacyUser="tenant-a$legacy.user@example", migrate=True, rootKeyRotation=2),
-             fields=[("spec.tenant.cluster", "edge-1"), ("spec.legacyUser", "tenant-a$legacy.user@example"),
+             fields=[("spec.tenant.cluster", "edge-1"), ("spec.tenant.namespaceUID", UID_A),
+                     ("spec.legacyUser", "tenant-a$legacy.user@example"),
                      ("spec.migrate", True), ("spec.rootKeyRotation", 2)]),
     admitted("shared-legacy", "a legacy user kept shared (migrate false)",
              account(_a("shared-legacy"), legacyUser="3f1c9a4e-6d0b-4c1f-9e2a-0b7d5c3e8f10"),
              fields=[("spec.legacyUser", "3f1c9a4e-6d0b-4c1f-9e2a-0b7d5c3e8f10"), ("spec.migrate", False)]),
-    admitted("legacyuser-set-later", "legacyUser set on an account created without it",
-             account(_a("legacyuser-set-later")), account(_a("legacyuser-set-later"), legacyUser="alice"),
-             fields=[("spec.legacyUser", "alice")]),
+    admitted("namespaceuid-bound-later", "tenant.namespaceUID set on an account created without it (the pass binds "
+             "it to the namespace it first sees)", account(_a("namespaceuid-bound-later")),
+             account(_a("namespaceuid-bound-later"), tenant={"namespace": "tenant-a", "namespaceUID": UID_A}),
+             fields=[("spec.tenant.namespaceUID", UID_A), ("spec.tenant.cluster", "")]),
+    admitted("namespaceuid-handed-over", "tenant.namespaceUID changed: the platform hands the account to a new "
+             "namespace of the same name",
+             account(_a("namespaceuid-handed-over"), tenant={"namespace": "tenant-a", "namespaceUID": UID_A}),
+             account(_a("namespaceuid-handed-over"), tenant={"namespace": "tenant-a", "namespaceUID": UID_B}),
+             fields=[("spec.tenant.namespaceUID", UID_B)]),
     admitted("migrate-set", "migrate turned on for a legacy user, and the root key rotation raised",
              account(_a("migrate-set"), legacyUser="alice"),
              account(_a("migrate-set"), legacyUser="alice", migrate=True, rootKeyRotation=2),
@@ -153,7 +194,8 @@ VALID = [
                                           message="legacy buckets remain: Old_Bucket"),
                                 condition(type="Ready", status="False", reason="NotAllReady")],
                  "observedGeneration": 1, "accountID": ACCOUNT, "scope": "Bucket", "stage": "MigrateBuckets",
-                 "legacyBuckets": ["Old_Bucket", "b" * 255], "rootKeyRotation": 1,
+                 "legacyBuckets": ["Old_Bucket", "b" * 255], "migratedBuckets": ["photos"],
+                 "orphanedBuckets": ["photos"], "keyUser": "tenant-a$legacy.user@example", "rootKeyRotation": 1,
                  "rootKeySecretName": f"{ACCOUNT.lower()}-root-key"}),
              phase="status",
              fields=[("status.accountID", ACCOUNT), ("status.stage", "MigrateBuckets"),

@@ -138,16 +138,32 @@ def test_the_controlplanes_own_namespace_admits_no_order_even_when_listed():
     world.step()
     order = world.order("photos", CP_NS)
     assert world.reason(order, "CredentialReady") == "NamespaceNotAssigned"
-    assert "admits no order" in world.condition(order, "CredentialReady")["message"]
+    assert "serves namespace 'openstack'" in world.condition(order, "CredentialReady")["message"]
+    assert not order["metadata"].get("finalizers") and world.kind("ObjectStoreAccount") == []
 
 
-def test_a_missing_store_reads_the_generic_refusal():
+def test_a_missing_store_and_a_store_that_does_not_admit_the_tenant_answer_alike():
+    """A tenant cannot tell a store that does not exist from one of a ControlPlane that does not admit it."""
     world = World()
-    world.add_order("photos", "photos", objectStoreRef={"name": "nope", "namespace": CP_NS})
+    elsewhere = World.control_plane(assigned=("tenant-z",))
+    elsewhere["metadata"]["name"] = "elsewhere"
+    world.put(elsewhere)
+    world.put({"apiVersion": "c5c3.io/v1alpha1", "kind": "ObjectStore", "metadata": {"name": "other", "namespace": CP_NS},
+               "spec": {"endpoint": "http://rgw.example:8080", "adminCredentialsRef": {"name": "rgw-admin"},
+                        "controlPlaneRef": {"name": "elsewhere"}}})
+    world.add_order("missing", "bucket-a", objectStoreRef={"name": "nope", "namespace": CP_NS})
+    world.add_order("foreign", "bucket-b", objectStoreRef={"name": "other", "namespace": CP_NS})
     world.step()
-    order = world.order("photos")
-    assert world.reason(order, "CredentialReady") == "StoreNotReady"
-    assert world.condition(order, "CredentialReady")["message"] == GENERIC_STORE_MESSAGE
+    said = []
+    for name, store in (("missing", "nope"), ("foreign", "other")):
+        order = world.order(name)
+        condition = world.condition(order, "CredentialReady")
+        said.append((condition["reason"], condition["message"].replace(store, "<store>")))
+        assert world.reason(order, "DeliveryReady") == condition["reason"] == "NamespaceNotAssigned"
+        assert "ControlPlane" not in condition["message"] and "elsewhere" not in condition["message"]
+        assert not order["metadata"].get("finalizers")
+    assert said[0] == said[1]
+    assert world.kind("ObjectStoreAccount") == [] and GENERIC_STORE_MESSAGE
 
 
 def test_a_foreign_secret_of_the_delivered_name_is_refused_and_left_alone():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import itertools
 import json
 from dataclasses import replace
@@ -24,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import account as accounts_core
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import claim
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import credential as credentials_core
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import store as stores_core
@@ -51,6 +53,12 @@ CP_NS, CP_NAME, STORE, NS = "openstack", "cp", "rgw", "tenant-a"
 ENDPOINT = "http://rgw.example:8080"
 ESO_FINALIZER = "pushsecret.externalsecrets.io/finalizer"
 Key = Tuple[str, str, str, str]  # cluster, kind, namespace, name
+
+
+def namespace_uid(name: str, serial: int) -> str:
+    """A Namespace uid, as the API server makes them (an RFC 4122 UUID), distinct per name and serial."""
+    digest = hashlib.sha256(f"{name}/{serial}".encode()).hexdigest()[:12]
+    return f"00000000-0000-4000-8000-{digest}"
 
 
 def b64(text: str) -> str:
@@ -148,8 +156,11 @@ class World:
         self.events: List[Tuple[str, str, str]] = []  # (object name, reason, message)
         self.violations: List[str] = []
         self.revoked: List[str] = []
+        self.allow_early_retire = False  # a test at the key limit: a carried key may go to make room
         self.moved = False
         self._serial = itertools.count(1)
+        # the tenant Namespaces' uids by (cluster, name): a name given to a new namespace gets a new uid
+        self.namespaces: Dict[Tuple[str, str], str] = {("", ns): namespace_uid(ns, 1) for ns in (NS, "tenant-b")}
         self.put(self.control_plane())
         self.put({"apiVersion": "external-secrets.io/v1", "kind": "SecretStore",
                   "metadata": {"name": "openbao-tenant-store", "namespace": CP_NS},
@@ -258,33 +269,55 @@ class World:
             buckets=self.gateway.read(lambda: self._list_buckets(key)) if accounts_core.wants_buckets(account) else None,
             credentials=[copy.deepcopy(o) for o in self.kind("BucketCredential")
                          if o["metadata"]["namespace"] == account["spec"]["tenant"]["namespace"]],
+            tenant_uid=self.namespaces.get((account["spec"]["tenant"].get("cluster", ""),
+                                            account["spec"]["tenant"]["namespace"]), ""),
         )
 
     def credential_snapshot(self, order: Dict[str, Any]) -> CredentialSnapshot:
         meta = order["metadata"]
-        store = self.get("ObjectStore", STORE)
+        store_namespace, store_name = claim.store_of(order)
+        store = self.get("ObjectStore", store_name, store_namespace)
+        cp_name = ((store or {}).get("spec", {}).get("controlPlaneRef") or {}).get("name", CP_NAME)
         account = accounts_core.account_for(self.kind("ObjectStoreAccount"), CP_NS, STORE, meta["namespace"], "")
         key = self._account_key(account)
         targets = credentials_core.gateway_targets(order, account)
-        reads: Dict[str, Optional[Read]] = {"bucket_policy": None, "user_keys": None, "user_policy": None}
+        reads: Dict[str, Optional[Read]] = {"bucket_policy": None, "user_keys": None, "user_policy": None,
+                                            "user_policy_names": None}
         if targets is not None and key is not None:
             bucket, read_user = targets
             reads["bucket_policy"] = self.gateway.read(lambda: self._bucket_policy(key, bucket))
             if read_user:
                 reads["user_keys"] = self.gateway.read(lambda: self._user_keys(key, bucket))
                 reads["user_policy"] = self.gateway.read(lambda: self._user_policy(key, bucket))
+                reads["user_policy_names"] = self.gateway.read(lambda: {
+                    "inline": sorted(self._iam_user(key, bucket)["policies"]),
+                    "attached": sorted(self._iam_user(key, bucket).get("attached", []))})
         key_secret = self.get("Secret", naming.AccountNames(account["metadata"]["name"], CP_NS).root_key) \
             if account is not None else None
+        children = self._labelled(naming.LABELS.name, meta["name"])
+        owners = {k: self.gateway.read(lambda k=k: self._key_owner(k))
+                  for k in credentials_core.teardown_keys(order, children, "")}
         return CredentialSnapshot(
             order=copy.deepcopy(order), cluster="", now=self.now, store=copy.deepcopy(store),
-            control_plane=copy.deepcopy(self.get("ControlPlane", CP_NAME)), account=copy.deepcopy(account),
+            control_plane=copy.deepcopy(self.get("ControlPlane", cp_name)), account=copy.deepcopy(account),
             account_key=copy.deepcopy(key_secret),
             children=self._labelled(naming.LABELS.name, meta["name"]),
             delivered=copy.deepcopy(self.get("Secret", f"{meta['name']}-s3", meta["namespace"])),
             secret_stores={"openbao-tenant-store": self.get("SecretStore", "openbao-tenant-store")},
             rivals=[("", copy.deepcopy(o)) for o in self.kind("BucketCredential") if o is not order],
-            **reads,
+            key_owners=owners, **reads,
         )
+
+    def _key_owner(self, access_key: str) -> Dict[str, str]:
+        """``GET /admin/user?access-key=``: the holder of a key, 404 NoSuchKey when the gateway knows none."""
+        for uid, user in self.gateway.users.items():
+            if access_key in user["keys"]:
+                return {"uid": uid, "account_id": user["account_id"]}
+        for account, users in self.gateway.iam.items():
+            for name, user in users.items():
+                if access_key in user["keys"]:
+                    return {"uid": f"iam:{account}:{name}", "account_id": account}
+        raise GatewayError(404, "NoSuchKey")
 
     def _bucket_policy(self, key: Tuple[str, str], bucket: str) -> Optional[Dict[str, Any]]:
         _kind, owner, _user = self.gateway.principal(key[0])
@@ -325,7 +358,7 @@ class World:
         control_planes = {(CP_NS, CP_NAME): self.get("ControlPlane", CP_NAME)}
         for manifest in accounts_core.accounts_to_create([("", o) for o in self.kind("BucketCredential")],
                                                          self.kind("ObjectStore"), self.kind("ObjectStoreAccount"),
-                                                         control_planes):
+                                                         control_planes, self.namespaces):
             self.put(manifest)
         for account in self.kind("ObjectStoreAccount"):
             decision = accounts_core.decide_account(self.account_snapshot(account))
@@ -521,13 +554,37 @@ class World:
         else:
             raise AssertionError(f"unknown gateway op {op}")
 
+    def _explicitly_revoked(self, access_key: str) -> bool:
+        """Whether the key's slot was removed from its order's spec.slots (the tenant's own revoke), or its order
+        is being deleted."""
+        for (_cl, kind, _ns, _name), obj in self.objects.items():
+            if kind != "Secret" or unb64(obj.get("data", {}).get("accessKeyID", "")) != access_key:
+                continue
+            labels = obj["metadata"].get("labels", {})
+            order = self.get("BucketCredential", labels.get(naming.LABELS.name, ""),
+                             labels.get(naming.LABELS.namespace, NS))
+            if order is None or order["metadata"].get("deletionTimestamp"):
+                return True  # a teardown revokes every key of the order
+            slots = [s.get("slot") for s in order.get("spec", {}).get("slots", [{"slot": 1}])]
+            return int(labels.get(naming.SLOT_LABEL, "0")) not in slots
+        return False
+
     def _revoke(self, account: str, signer_uid: str, access_key: str, user: Optional[str]) -> None:
         gw = self.gateway
+        explicit = self._explicitly_revoked(access_key)
+        keys = gw.users[signer_uid]["keys"] if user is None else gw.iam.get(account, {}).get(user, {}).get("keys")
         for (_cl, kind, _ns, name), obj in self.objects.items():
             if kind == "Secret" and name.endswith("-s3") and any(
                     unb64(v) == access_key for v in obj.get("data", {}).values()):
-                self.violations.append(f"revoked key {access_key} while {name} carries it")
-        keys = gw.users[signer_uid]["keys"] if user is None else gw.iam.get(account, {}).get(user, {}).get("keys")
+                if not (explicit or self.allow_early_retire):
+                    self.violations.append(f"revoked key {access_key} while {name} carries it")
+                carried = {unb64(v) for k, v in obj.get("data", {}).items() if "access-key-id" in k.lower()
+                           or k == "AWS_ACCESS_KEY_ID"}
+                deleting = self.get("BucketCredential", name[:-3], obj["metadata"]["namespace"]) is None or \
+                    self.get("BucketCredential", name[:-3], obj["metadata"]["namespace"])["metadata"].get(
+                        "deletionTimestamp")
+                if keys is not None and not deleting and not (carried & set(keys)) - {access_key}:
+                    self.violations.append(f"revoked key {access_key}, the last working key {name} carries")
         if keys is None or access_key not in keys:
             raise GatewayError(404, "NoSuchEntity")
         del keys[access_key]
@@ -553,6 +610,19 @@ class World:
             for bucket in gw.buckets.values():
                 if bucket["owner"] == old_owner:
                     bucket["owner"] = args["account_id"]
+        elif op == "admin.remove_key":
+            owner = self._key_owner(args["access_key_id"])
+            if args.get("uid") not in (None, owner["uid"]):
+                raise GatewayError(404, "NoSuchUser")
+            self.violations += [f"revoked key {args['access_key_id']} of another order"
+                                for o in self.kind("BucketCredential") if not o["metadata"].get("deletionTimestamp")
+                                and args["access_key_id"] in json.dumps(o.get("status", {}))]
+            for user in self.gateway.users.values():
+                user["keys"].pop(args["access_key_id"], None)
+            for users in self.gateway.iam.values():
+                for user in users.values():
+                    user["keys"].pop(args["access_key_id"], None)
+            self.revoked.append(args["access_key_id"])
         elif op == "admin.create_key":
             key = gw.new_key()
             gw.users[args["uid"]]["keys"][key[0]] = key[1]

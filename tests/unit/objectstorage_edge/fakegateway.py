@@ -89,9 +89,24 @@ class FakeAdmin(_Client):
 
     def get_user(self, uid=None, access_key=None):
         self._admin("admin.get_user")
+        if access_key is not None:
+            uid = next((u for u, v in self.rgw.users.items() if any(a == access_key for a, _ in v["keys"])), None)
+            found = next((n for (_a, n), v in self.rgw.iam_users.items() if access_key in v["keys"]), None)
+            if uid is None and found is not None:
+                return RgwUser.from_json({"user_id": f"iam-{found}", "type": "rgw", "keys": []})
+            if uid is None:  # Tentacle answers a key it knows no user of with 400, not 404
+                raise RgwError(400, "InvalidArgument")
         if uid not in self.rgw.users:
             raise RgwError(404, "NoSuchUser")
         return self._user(uid)
+
+    def remove_key(self, access_key, uid=None):
+        self._admin("admin.remove_key")
+        for user in self.rgw.users.values():
+            user["keys"] = [(a, s) for a, s in user["keys"] if a != access_key]
+        for user in self.rgw.iam_users.values():
+            if access_key in user["keys"]:
+                user["keys"].remove(access_key)
 
     def create_account(self, account_id, name):
         self._admin("admin.create_account")
@@ -185,6 +200,12 @@ class FakeIam(_Client):
         if access_key_id not in keys:
             raise RgwError(404, "NoSuchEntity")
         keys.remove(access_key_id)
+
+    def list_user_policies(self, user):
+        return sorted(self._iam_user(self._account("iam.list_user_policies"), user)["policies"])
+
+    def list_attached_user_policies(self, user):
+        return list(self._iam_user(self._account("iam.list_attached_user_policies"), user).get("attached", []))
 
     def list_access_keys(self, user=None):
         account = self._account("iam.list_access_keys")

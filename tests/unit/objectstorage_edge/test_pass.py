@@ -1,5 +1,5 @@
 """The object-storage pass over an in-memory management cluster and gateway (``world``): the short path converges,
-a converged pass writes nothing and reads the gateway four times, a later kind sees what an earlier one settled in
+a converged pass writes nothing and reads the gateway six times, a later kind sees what an earlier one settled in
 the same pass, the access contract holds, check mode sends no gateway write, a gateway failure lands on its order
 only with its code, an unreadable target cluster is reported, teardown keeps the bucket, and no key reaches a
 result."""
@@ -45,8 +45,9 @@ def test_short_path_converges_and_a_converged_pass_only_reads():
         ("ObjectStore", STORE, True, []), ("ObjectStoreAccount", ACCOUNT, True, []),
         ("BucketCredential", "photos", True, [])]
     assert world.api.writes == writes and not result.changed, "a converged pass writes nothing"
-    # GET /admin/user of the root, then GetBucketPolicy, ListAccessKeys, GetUserPolicy of the credential
-    assert (gateways.requests, gateways.writes) == (4, 0)
+    # GET /admin/user of the root, then GetBucketPolicy, ListAccessKeys, GetUserPolicy, ListUserPolicies and
+    # ListAttachedUserPolicies (drift) of the credential
+    assert (gateways.requests, gateways.writes) == (6, 0)
     assert world.rgw.buckets["photos-a"]["owner"] == world.get("ObjectStoreAccount", CP_NS, ACCOUNT)["status"][
         "accountID"]
     delivered = world.get("Secret", TENANT, "photos-s3")
