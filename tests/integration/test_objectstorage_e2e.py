@@ -104,7 +104,10 @@ def test_new_tenant_short_path_then_rotation_then_deletion(world, stack_env):
         assert account is not None, "the pass created the tenant's ObjectStoreAccount"
         account_name = account["metadata"]["name"]
         assert account["metadata"]["annotations"][naming.CREATED_BY_ANNOTATION] == naming.CREATED_BY
-        account_id = naming.account_id(CP_NS, STORE, "", ns)
+        uid = storage.core.read_namespace(ns).metadata.uid
+        assert account["spec"]["tenant"]["namespaceUID"] == uid, "bound to the namespace it was made for"
+        assert account["metadata"]["annotations"][naming.ID_SALT_ANNOTATION] == uid
+        account_id = naming.account_id(CP_NS, STORE, "", ns, uid)
         status = account["status"]
         assert (status["accountID"], status["scope"], status["stage"]) == (account_id, "Bucket", "Complete")
         assert storage.condition(account, "Migrated")["reason"] == "NewAccount"

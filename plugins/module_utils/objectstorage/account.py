@@ -175,13 +175,16 @@ def missing_account(store: StoreView, namespace: str, cluster: str, namespace_ui
     spec: Dict[str, Any] = {"objectStoreRef": {"name": store.spec.identity.name}, "tenant": tenant,
                             "migrate": False, "rootKeyRotation": 1}
     if not store.spec.per_bucket_credentials:
-        spec["legacyUser"] = naming.shared_uid(naming.account_id(*store.key, cluster, namespace))
+        spec["legacyUser"] = naming.shared_uid(naming.account_id(*store.key, cluster, namespace, namespace_uid))
+    annotations = {naming.CREATED_BY_ANNOTATION: naming.CREATED_BY}
+    if namespace_uid:  # the id's input, kept apart from spec.tenant.namespaceUID, which a handover changes
+        annotations[naming.ID_SALT_ANNOTATION] = namespace_uid
     return {
         "apiVersion": API_VERSION, "kind": KIND,
         "metadata": {"name": naming.account_object_name(store.spec.identity.name, cluster, namespace),
                      "namespace": store.spec.identity.namespace,
                      "labels": {naming.STORE_LABEL: store.spec.identity.name},
-                     "annotations": {naming.CREATED_BY_ANNOTATION: naming.CREATED_BY}},
+                     "annotations": annotations},
         "spec": spec,
     }
 
@@ -225,7 +228,8 @@ def mode_of(spec: AccountSpec) -> str:
 def id_of(raw: Any, spec: AccountSpec) -> str:
     recorded = text(dig(raw, "status", "accountID"))
     return recorded or naming.account_id(namespace_of(raw), spec.store_name, spec.tenant_cluster,
-                                         spec.tenant_namespace)
+                                         spec.tenant_namespace,
+                                         text(dig(raw, "metadata", "annotations", naming.ID_SALT_ANNOTATION)))
 
 
 def key_uid(raw: Any) -> Optional[str]:

@@ -26,6 +26,7 @@ SLOT_LABEL = "c5c3.io/key-slot"
 GENERATION_LABEL = "c5c3.io/key-generation"
 CREATED_BY_ANNOTATION = "c5c3.io/created-by"     # on an ObjectStoreAccount the pass created itself
 CREATED_BY = "c5c3-orders"
+ID_SALT_ANNOTATION = "c5c3.io/account-id-namespace-uid"  # the uid the account id was derived with, set at creation
 FINALIZER = "c5c3.io/bucketcredential-teardown"
 PUSH_HASH_ANNOTATION = "c5c3.io/bucketcredential-push-hash"
 ACCOUNT_PUSH_HASH_ANNOTATION = "c5c3.io/objectstoreaccount-push-hash"
@@ -33,9 +34,12 @@ INLINE_POLICY = "c5c3-bucket-access"
 ACCOUNT_ID_DIGITS = 17
 
 
-def account_id(store_namespace: str, store_name: str, cluster: str, namespace: str) -> str:
-    """``RGW`` + 17 digits from the tenant's identity on the store."""
-    digest = hashlib.sha256(f"{store_namespace}/{store_name}/{cluster}/{namespace}".encode("utf-8")).hexdigest()
+def account_id(store_namespace: str, store_name: str, cluster: str, namespace: str, namespace_uid: str = "") -> str:
+    """``RGW`` + 17 digits from the tenant's identity on the store: with the uid of the namespace the pass made the
+    account for (``ID_SALT_ANNOTATION``), so a later namespace of the same name never gets the same RGW account,
+    even after the platform removed the ObjectStoreAccount; without it for accounts made before the uid was read."""
+    identity = f"{store_namespace}/{store_name}/{cluster}/{namespace}" + (f"/{namespace_uid}" if namespace_uid else "")
+    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()
     return f"RGW{int(digest, 16) % 10 ** ACCOUNT_ID_DIGITS:0{ACCOUNT_ID_DIGITS}d}"
 
 

@@ -172,3 +172,25 @@ def test_an_unreadable_namespace_is_reported_on_the_account():
     account = world.get("ObjectStoreAccount", cp_ns, name)
     assert account["spec"]["tenant"]["namespaceUID"] == namespace_uid("late", 1)
     assert read_account(account).usable, account["status"]["conditions"]
+
+
+def test_a_removed_account_is_never_recreated_for_a_later_namespace_of_the_same_name():
+    """The account id is derived with the uid of the namespace it was made for: after the platform removes the
+    ObjectStoreAccount, the next tenant of that name gets a new RGW account, never the earlier one."""
+    world = World()
+    world.add_order("photos", "photos")
+    converged(world, "photos")
+    earlier = account_of(world)
+    earlier_id = earlier["status"]["accountID"]
+    delete(world, "photos")
+    assert not world.violations
+    reuse_namespace_name(world)
+    del world.objects[("", "ObjectStoreAccount", earlier["metadata"]["namespace"], earlier["metadata"]["name"])]
+    world.add_order("grab", "photos")  # the earlier tenant's retained bucket
+    world.add_order("fresh", "fresh-bucket")
+    world.converge()
+    account = account_of(world)
+    assert account["status"]["accountID"] != earlier_id
+    assert world.reason(world.order("grab"), "CredentialReady") == "BucketOwnedElsewhere"
+    assert world.gateway.buckets["photos"]["owner"] == earlier_id, "the earlier tenant's bucket stays its own"
+    assert world.delivered("fresh") is not None and world.gateway.buckets["fresh-bucket"]["owner"] != earlier_id

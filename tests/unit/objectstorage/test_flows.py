@@ -45,7 +45,10 @@ def test_new_tenant_short_path(world):
     world.add_order("photos", "photos")
     converged(world, "photos")
     account = account_of(world)
-    account_id = naming.account_id(CP_NS, STORE, "", NS)
+    salt = account["metadata"]["annotations"][naming.ID_SALT_ANNOTATION]
+    assert salt == world.namespaces[("", NS)], "derived with the uid of the namespace it was made for"
+    account_id = naming.account_id(CP_NS, STORE, "", NS, salt)
+    assert account_id != naming.account_id(CP_NS, STORE, "", NS)
     assert account["status"]["accountID"] == account_id and account["status"]["scope"] == "Bucket"
     assert account["status"]["stage"] == "Complete"
     assert world.reason(account, "Migrated") == "NewAccount"
