@@ -85,3 +85,14 @@ def stack(kube, stack_env):
     from orders import Stack
 
     return Stack(kube, stack_env)
+
+
+@pytest.fixture
+def storage(stack_env, kube):
+    """The object-storage accessors (see objectstores.py) with the stack's store made; skips without RGW."""
+    from objectstores import ObjectStorage
+    from rgwenv import require
+
+    found = ObjectStorage(kube, require(stack_env))
+    found.ensure_store()
+    return found

@@ -15,24 +15,10 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import n
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.credential import KIND as CREDENTIAL
 
 from kubewait import wait_for
-from objectstores import CP_NS, KeyWatch, ObjectStorage, reconcile_until, tenant_namespace
-from orders import Stack, unique
-from rgwenv import require
+from objectstores import CP_NS, KeyWatch, reconcile_until, tenant_namespace
+from orders import unique
 
 ACCOUNT = "ObjectStoreAccount"
-
-
-@pytest.fixture
-def storage(stack_env, kube):
-    env = require(stack_env)
-    found = ObjectStorage(kube, env)
-    found.ensure_store()
-    return found
-
-
-@pytest.fixture
-def stack(stack_env, kube):
-    return Stack(kube, require(stack_env))
 
 
 def ready(obj):

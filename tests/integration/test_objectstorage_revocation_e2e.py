@@ -8,28 +8,11 @@ runs it, the gateway's own answer (S3 with the key, IAM with the account root) a
 - RGW's limit of four keys per user: untracked keys that leave no room are named by id, nothing breaks, and the
   order converges once there is room.
 """
-import pytest
-
 from kubewait import wait_for
-from objectstores import CP_NS, KeyWatch, ObjectStorage, reconcile_until, run_pass, tenant_namespace
-from orders import Stack
-from rgwenv import require
+from objectstores import CP_NS, KeyWatch, reconcile_until, run_pass, tenant_namespace
 
 ORDER = "data"
 CREDENTIAL, ACCOUNT = "BucketCredential", "ObjectStoreAccount"
-
-
-@pytest.fixture
-def storage(stack_env, kube):
-    env = require(stack_env)
-    found = ObjectStorage(kube, env)
-    found.ensure_store()
-    return found
-
-
-@pytest.fixture
-def stack(stack_env, kube):
-    return Stack(kube, require(stack_env))
 
 
 def conditions(obj):

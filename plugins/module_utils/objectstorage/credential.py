@@ -109,6 +109,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
     LEG_DELIVERED,
     LEG_ORDER,
     ActionError,
+    Create,
     Decision,
     DecisionContext,
     Delete,
@@ -529,6 +530,15 @@ def _bucket(run: _Pass) -> Decision:
     drift_note = _policy_drift(run)
 
     plan = keys.plan_keys(spec.desired, keys.records(run.children, run.names), live)
+    intents = keys.pending(run.children, run.names)
+    strays = keys.interrupted(_created(listed, plan.untracked), intents)
+    for access_key in strays:  # an issue whose process died between CreateAccessKey and its Secret
+        run.call("iam.delete_access_key", "revoke the key of an interrupted issue (its secret was never kept)",
+                 ok_codes=("NoSuchEntity",), access_key_id=access_key, user=user)
+        run.event("InterruptedKeyRevoked", f"IAM user {user} held key {access_key} from an issue that did not "
+                                           "finish; nobody holds its secret, so it was revoked")
+    plan = replace(plan, untracked=[k for k in plan.untracked if k not in strays])
+    live -= set(strays)
     for record in plan.stale:  # its key is gone at the gateway: the Secret records nothing usable
         run.out.act(Delete("Secret", "v1", run.names.cp_namespace, name_of(record.secret), "", LEG_CREDENTIAL,
                            f"the key of slot {record.slot} is no longer on the IAM user",
@@ -559,7 +569,12 @@ def _bucket(run: _Pass) -> Decision:
             secret = secret_manifest(run.names.key(slot, generation), run.names.cp_namespace,
                                      {**run.labels, naming.SLOT_LABEL: str(slot),
                                       naming.GENERATION_LABEL: str(generation)}, {})
-            run.out.act(IssueKey(run.store.key, run.account.name, user, secret, write="create",
+            if (slot, generation) not in intents:  # the intent first: a key no record explains is never ours
+                intent = dict(secret, metadata={**secret["metadata"], "annotations": {
+                    keys.ISSUING_ANNOTATION: timestamps.render(snap.now)}})
+                run.out.act(Create(intent, "", LEG_CREDENTIAL, f"record the issue of slot {slot} (generation "
+                                                               f"{generation}) before the key exists"))
+            run.out.act(IssueKey(run.store.key, run.account.name, user, secret, write="apply",
                                  why=f"issue the key of slot {slot} at generation {generation}"))
             run.event("KeyReplaced" if replacing else "KeyIssued",
                       f"a key was issued into slot {slot} (generation {generation}) of bucket {user}")
@@ -614,6 +629,13 @@ def _policy_drift(run: _Pass) -> str:
             f"IAM user {run.spec.bucket} carries policies this order did not write: {found}; review them on the "
             "gateway"), run.snap.cluster, event_type="Warning"))
     return note
+
+
+def _created(listed: Optional[Read], ids: Sequence[str]) -> Dict[str, str]:
+    """When the gateway created each of ``ids`` (``CreateDate`` of ListAccessKeys)."""
+    wanted = set(ids)
+    return {text(k.get("AccessKeyId")): text(k.get("CreateDate")) for k in (listed.value if listed is not None
+            and listed.ok else None) or () if text(k.get("AccessKeyId")) in wanted}
 
 
 def _retiring(records: Sequence[keys.KeyRecord]) -> Tuple[Tuple[int, str, int], ...]:
@@ -702,7 +724,12 @@ def tear_down(snap: CredentialSnapshot, identity: Optional[OrderIdentity]) -> De
         snap.account_key is not None and fields.record is not None and \
         fields.record.account in ("", account.name)
     if by_account:
-        state = _revoke_everything(snap, out, bucket, store, account, set(issued))
+        listed = snap.user_keys
+        live_ids = [text(k.get("AccessKeyId")) for k in (listed.value if listed is not None and listed.ok else None)
+                    or ()]
+        strays = keys.interrupted(_created(listed, [k for k in live_ids if k not in issued]),
+                                  keys.pending(children, names))
+        state = _revoke_everything(snap, out, bucket, store, account, set(issued) | set(strays))
         unreadable = [r for r in (snap.user_keys, snap.bucket_policy) if r is not None and not r.ok]
     elif held and account is not None and account.scope == SHARED_SCOPE and not issued:
         state = True  # the order delivered the account's one key: nothing of its own lives at the gateway
@@ -755,10 +782,9 @@ def _revoke_by_admin(snap: CredentialSnapshot, out: Outcome, store: StoreView, i
         if read is None or (not read.ok and not read.missing):
             return None
         if read.ok:
-            out.act(GatewayCall(store.key, ADMIN, "", "admin.remove_key",
-                                {"access_key_id": access_key, "uid": text(dig(read.value, "uid")) or None},
-                                leg=LEG_CREDENTIAL, why="revoke a key of the deleted order", ok_codes=("NoSuchKey",
-                                                                                                      "NoSuchUser")))
+            args = {"access_key_id": access_key, "uid": text(dig(read.value, "uid")) or None}
+            out.act(GatewayCall(store.key, ADMIN, "", "admin.remove_key", args, leg=LEG_CREDENTIAL,
+                                why="revoke a key of the deleted order", ok_codes=("NoSuchKey", "NoSuchUser")))
             pending = True
     if pending:
         out.act(RecordEvent(_involved(snap.order), "KeyRevoked", (

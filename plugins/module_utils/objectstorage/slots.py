@@ -14,11 +14,15 @@ interrupted issue) is untracked: reported, never deleted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.naming import CredentialNames
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, is_deleting, name_of, secret_strings, text
 
+ISSUING_ANNOTATION = "c5c3.io/key-issuing-since"  # on a key Secret written before its key is created
+INTERRUPTED_TOLERANCE = timedelta(minutes=1)  # clock skew between the pass and the gateway's CreateDate
 ACCESS_KEY_ID = "accessKeyID"
 MAX_KEYS = 4  # the keys RGW lets one user hold; a fifth CreateAccessKey fails with LimitExceeded
 SECRET_ACCESS_KEY = "secretAccessKey"
@@ -61,6 +65,44 @@ def records(children: Sequence[Mapping[str, Any]], names: CredentialNames) -> Li
                                    text(dig(obj, "metadata", "annotations", "c5c3.io/key-created"))
                                    or text(dig(obj, "metadata", "creationTimestamp")), obj))
     return sorted(found, key=lambda r: (r.slot, r.generation))
+
+
+@dataclass(frozen=True)
+class PendingKey:
+    """A key Secret written before its key was created (the intent): an issue that has not finished."""
+
+    slot: int
+    generation: int
+    since: str
+    secret: Mapping[str, Any] = field(repr=False)
+
+
+def pending(children: Sequence[Mapping[str, Any]], names: CredentialNames) -> Dict[Tuple[int, int], PendingKey]:
+    """The intents: key Secrets that carry the issuing annotation and no key yet."""
+    found = {}
+    for obj in children:
+        if obj.get("kind") != "Secret" or is_deleting(obj):
+            continue
+        slot_generation = names.slot_generation(name_of(obj))
+        since = text(dig(obj, "metadata", "annotations", ISSUING_ANNOTATION))
+        data = secret_strings(obj)
+        if slot_generation is None or not since or (data.get(ACCESS_KEY_ID) and data.get(SECRET_ACCESS_KEY)):
+            continue
+        found[slot_generation] = PendingKey(*slot_generation, since, obj)
+    return found
+
+
+def interrupted(created: Mapping[str, str], intents: Mapping[Tuple[int, int], PendingKey]) -> List[str]:
+    """The unrecorded keys an interrupted issue of this order made: created at the gateway no earlier than its
+    intent was written (less ``INTERRUPTED_TOLERANCE``). Nobody holds their secret half -- the process that got it
+    died before writing it -- so the order revokes them; any other unrecorded key is untracked: reported, never
+    deleted."""
+    moments = [timestamps.parse(p.since) for p in intents.values()]
+    starts = [m for m in moments if m is not None]
+    if not starts:
+        return []
+    earliest = min(starts) - INTERRUPTED_TOLERANCE
+    return sorted(k for k, stamp in created.items() if (timestamps.parse(stamp) or earliest) > earliest)
 
 
 def plan_keys(desired: Mapping[int, int], recorded: Sequence[KeyRecord], live: Set[str]) -> KeyPlan:

@@ -10,15 +10,6 @@ from .test_flows import converged, key_of, legacy_world, migrate, rotate
 ACCOUNT = "tenant-a-on-rgw"
 
 
-def delete(world, name):
-    world.delete_order(name)
-    for _ in range(20):
-        world.step()
-        if world.order(name) is None:
-            return
-    raise AssertionError(f"{name} was not released")
-
-
 def test_deleting_the_order_of_a_migrated_bucket_leaves_it_orphaned_not_legacy():
     world, _legacy = legacy_world()
     migrate(world)
@@ -31,7 +22,7 @@ def test_deleting_the_order_of_a_migrated_bucket_leaves_it_orphaned_not_legacy()
     assert account["status"]["stage"] == "Complete" and account["status"]["rootKeyRotation"] == 2
     assert not world.violations
 
-    delete(world, "logs")  # (a deleted order's own teardown is checked in test_flows, not here)
+    world.release("logs")  # (a deleted order's own teardown is checked in test_flows, not here)
     assert not world.violations
     world.converge()
     assert "old-logs" in world.gateway.buckets  # retained

@@ -19,15 +19,6 @@ from .test_flows import account_of, converged, legacy_world
 from .world import NS, World, namespace_uid
 
 
-def delete(world, name):
-    world.delete_order(name)
-    for _ in range(20):
-        world.step()
-        if world.order(name) is None:
-            return
-    raise AssertionError(f"{name} was not released")
-
-
 def reuse_namespace_name(world: World) -> str:
     """The namespace is deleted and a new tenant is given its name: same name, new uid."""
     uid = namespace_uid(NS, 2)
@@ -48,7 +39,7 @@ def test_a_new_tenant_under_a_reused_name_never_reaches_the_earlier_tenants_acco
     converged(world, "photos")
     account = account_of(world)
     account_id, first_uid = account["status"]["accountID"], world.namespaces[("", NS)]
-    delete(world, "photos")  # the earlier tenant leaves; its bucket is retained in its account
+    world.release("photos")  # the earlier tenant leaves; its bucket is retained in its account
     assert not world.violations
     assert "photos" in world.gateway.buckets
 
@@ -182,7 +173,7 @@ def test_a_removed_account_is_never_recreated_for_a_later_namespace_of_the_same_
     converged(world, "photos")
     earlier = account_of(world)
     earlier_id = earlier["status"]["accountID"]
-    delete(world, "photos")
+    world.release("photos")
     assert not world.violations
     reuse_namespace_name(world)
     del world.objects[("", "ObjectStoreAccount", earlier["metadata"]["namespace"], earlier["metadata"]["name"])]

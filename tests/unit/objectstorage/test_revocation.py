@@ -37,13 +37,6 @@ def gone(world: World, name: str, namespace: str = NS) -> bool:
     return world.order(name, namespace) is None
 
 
-def drain(world: World, name: str, passes: int = 20) -> None:
-    for _ in range(passes):
-        world.step()
-        if gone(world, name):
-            return
-
-
 # -- a deleted order never leaves a live key ---------------------------------------------------------------
 def test_an_order_deleted_with_its_account_revokes_its_keys_through_the_admin_api(world):
     world.add_order("photos", "photos")
@@ -55,7 +48,7 @@ def test_an_order_deleted_with_its_account_revokes_its_keys_through_the_admin_ap
     world.delete_order("photos")
     world.step()
     assert not gone(world, "photos"), "the finalizer waits for the gateway to confirm"
-    drain(world, "photos")
+    world.drain("photos")
     assert gone(world, "photos")
     assert not world.gateway.can(key, "photos"), "the key of the deleted order no longer works"
     assert key in world.revoked and not world.violations
@@ -68,8 +61,7 @@ def test_an_order_whose_spec_no_longer_parses_tears_down_from_its_record(world):
     order = world.order("photos")
     order["spec"]["bucket"] = "Not A Bucket!"  # an old CRD let it through
     order["spec"]["objectStoreRef"] = {"name": "elsewhere", "namespace": "nowhere"}
-    world.delete_order("photos")
-    drain(world, "photos")
+    world.release("photos")
     assert gone(world, "photos") and not world.gateway.can(key, "photos")
     assert "photos" not in world.gateway.iam[account_id(world)], "the IAM user went too"
 
@@ -82,8 +74,7 @@ def test_a_holder_whose_bucket_a_rival_names_at_deletion_still_revokes(world):
     key = slot_keys(world, "photos")[1]
     rival = world.add_order("early", "photos", namespace="tenant-b")
     rival["metadata"]["creationTimestamp"] = "2020-01-01T00:00:00Z"
-    world.delete_order("photos")
-    drain(world, "photos")
+    world.release("photos")
     assert gone(world, "photos") and not world.gateway.can(key, "photos")
     assert key in world.revoked
 
@@ -95,8 +86,7 @@ def test_the_grant_is_dropped_from_a_bucket_policy_edited_since(world):
     bucket["policy"]["Statement"].append({"Sid": "platform-audit", "Effect": "Allow",
                                           "Principal": {"AWS": ["arn:aws:iam::RGW00000000000000001:user/audit"]},
                                           "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::photos/*"]})
-    world.delete_order("photos")
-    drain(world, "photos")
+    world.release("photos")
     assert gone(world, "photos")
     sids = [s.get("Sid") for s in world.gateway.buckets["photos"]["policy"]["Statement"]]
     assert sids == ["platform-audit"], "only the order's grant went; the platform's statement stays"
@@ -109,7 +99,7 @@ def test_a_store_that_is_gone_lets_the_order_go(world):
     world.converge()
     del world.objects[("", "ObjectStore", CP_NS, "rgw")]
     world.delete_order("photos")
-    drain(world, "photos", passes=5)
+    world.drain("photos", passes=5)
     assert gone(world, "photos")
 
 
@@ -128,7 +118,7 @@ def test_a_gateway_that_cannot_confirm_holds_the_finalizer(world):
     assert world.get("Secret", naming.credential_names("", NS, "photos", CP_NS).key(1, 1)) is not None, \
         "the key stays recorded while it may still work"
     world.gateway.down = False
-    drain(world, "photos")
+    world.drain("photos")
     assert gone(world, "photos")
 
 
@@ -156,8 +146,7 @@ def test_the_bucket_is_free_again_once_the_holder_is_gone(world):
     world.add_order("next", "photos")
     world.step()
     assert world.reason(world.order("next"), "CredentialReady") == "BucketCredentialExists"
-    world.delete_order("photos")
-    drain(world, "photos")
+    world.release("photos")
     world.converge()
     assert ready(world, "next") and slot_keys(world, "next")[1] != first
     assert not world.gateway.can(first, "photos")
@@ -282,3 +271,36 @@ def test_restoring_the_inline_policy_and_dropping_a_stale_record_raise_events(wo
     world.converge()
     assert "KeyRecordRemoved" in [r for _n, r, _m in world.events]
     assert ready(world, "photos") and slot_keys(world, "photos")[1] != key
+
+
+# -- an interrupted issue ------------------------------------------------------------------------------------
+def test_an_issue_killed_after_the_key_was_created_leaves_no_unrecorded_key(world):
+    """The key Secret is written (empty, with the issuing annotation) before CreateAccessKey: a key the gateway made
+    for an issue whose process died before keeping it is recognised as the order's and revoked, never left live
+    without a record; a key made by hand before the intent stays untracked (reported, never deleted)."""
+    world.add_order("photos", "photos")
+    world.die_after_issue = 1
+    world.converge()
+    user = world.gateway.iam[account_id(world)]["photos"]
+    delivered = slot_keys(world, "photos")[1]
+    assert list(user["keys"]) == [delivered], "only the recorded key lives"
+    assert "InterruptedKeyRevoked" in [r for _n, r, _m in world.events]
+    order = world.order("photos")
+    assert ready(world, "photos") and not order["status"].get("untrackedKeys")
+    assert not world.violations
+    world.release("photos")
+    assert not user["keys"] or "photos" not in world.gateway.iam[account_id(world)]
+
+
+def test_a_key_made_by_hand_before_an_issue_stays_untracked(world):
+    world.add_order("photos", "photos")
+    world.converge()
+    stray = world.gateway.new_key()
+    world.gateway.iam[account_id(world)]["photos"]["keys"][stray[0]] = (stray[1], "2026-09-01T00:00:00Z")
+    world.die_after_issue = 1
+    world.edit("photos", slots=[{"slot": 1, "generation": 1}, {"slot": 2, "generation": 1}])
+    world.converge()
+    keys = world.gateway.iam[account_id(world)]["photos"]["keys"]
+    assert stray[0] in keys, "a key older than the intent is not the order's: never deleted"
+    assert world.order("photos")["status"]["untrackedKeys"] == 1 and ready(world, "photos")
+    assert len(keys) == 3

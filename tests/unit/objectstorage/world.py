@@ -84,6 +84,10 @@ class GatewayError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
+class Killed(Exception):
+    """The pass process died in the middle of an action (a fault injected by a test)."""
+
+
 class Gateway:
     """Just enough of an RGW with accounts (Tentacle semantics)."""
 
@@ -157,6 +161,7 @@ class World:
         self.violations: List[str] = []
         self.revoked: List[str] = []
         self.allow_early_retire = False  # a test at the key limit: a carried key may go to make room
+        self.die_after_issue = 0  # that many IssueKeys die right after the gateway created the key
         self.moved = False
         self._serial = itertools.count(1)
         # the tenant Namespaces' uids by (cluster, name): a name given to a new namespace gets a new uid
@@ -214,6 +219,19 @@ class World:
 
     def delete_order(self, name: str, namespace: str = NS) -> None:
         self._delete(("", "BucketCredential", namespace, name))
+
+    def drain(self, name: str, namespace: str = NS, passes: int = 20) -> None:
+        """Passes until the order is gone (its teardown done); AssertionError when it is not released."""
+        for _ in range(passes):
+            self.step()
+            if self.order(name, namespace) is None:
+                return
+        raise AssertionError(f"{name} was not released within {passes} passes")
+
+    def release(self, name: str, namespace: str = NS) -> None:
+        """Delete an order and drain it."""
+        self.delete_order(name, namespace)
+        self.drain(name, namespace)
 
     def touch(self, obj: Dict[str, Any]) -> None:
         obj["metadata"]["resourceVersion"] = str(next(self._serial))
@@ -395,7 +413,10 @@ class World:
         for action in decision.actions:
             line = describe(action)
             self.executed.append(line)
-            error = self._apply(action)
+            try:
+                error = self._apply(action)
+            except Killed:
+                return decision  # nothing after it ran, and no status was written
             if error is not None:
                 decision = on_failure(decision, action, error)
                 break
@@ -502,6 +523,9 @@ class World:
                 if len(user["keys"]) >= 4:
                     raise GatewayError(409, "LimitExceeded")
                 user["keys"][new[0]] = (new[1], rfc3339(self.now))
+            if self.die_after_issue:
+                self.die_after_issue -= 1
+                raise Killed()
             secret = copy.deepcopy(action.secret)
             secret.setdefault("data", {}).update({action.key_fields[0]: b64(new[0]), action.key_fields[1]: b64(new[1]),
                                                   **{k: b64(v) for k, v in action.extra.items()}})
