@@ -21,7 +21,8 @@ sys.path.insert(0, str(HERE))
 
 from c5c3faults import report, secretscan  # noqa: E402
 from c5c3faults.controllerrow import run_controller_row  # noqa: E402
-from c5c3faults.matrix import PHASE_NAMES, fault_rows, kill_rows  # noqa: E402
+from c5c3faults.matrix import (OS_PHASE_NAMES, PHASE_NAMES, fault_rows, gateway_fault_rows,  # noqa: E402
+                               gateway_rows, kill_rows)
 from c5c3faults.observer import INTERVAL  # noqa: E402
 from c5c3faults.rows import run_row  # noqa: E402
 from c5c3faults.stackenv import REPO, STACK_SRC, default_ports, faults_stack, shared_stack  # noqa: E402
@@ -103,6 +104,7 @@ def run_matrix(args, stack, run_dir: Path) -> dict:
             for row in kill_rows(phase, write_points[phase], args.kill_limit):
                 if not selected or selected.search(row.id):
                     execute(row)
+    run_gateway_rows(args, selected, execute, write_points)
     if not selected or selected.search("controller/provision"):
         log("row controller/provision: the long-running controller SIGKILLed")
         outcome = run_controller_row(stack, run_dir / "controller_provision")
@@ -111,6 +113,26 @@ def run_matrix(args, stack, run_dir: Path) -> dict:
         log(f"  -> converged {outcome.result.get('converged')}, {outcome.result.get('time_to_converge_s')} s, "
             f"violations {outcome.result.get('violations')}")
     return {"rows": results, "write_points": write_points, "seen": seen}
+
+
+def run_gateway_rows(args, selected, execute, write_points: dict) -> None:
+    """The object-storage rows: baselines (kept when a derived row of their phase is selected), OpenBao and ESO
+    down while a key is issued, then per phase the gateway frozen and killed before each of its gateway steps and
+    the pass SIGKILLed after each gateway write."""
+    derived = ("gateway-frozen", "gateway-killed", "gateway-sigkill")
+    wanted = {p for p in OS_PHASE_NAMES if not selected or any(selected.search(f"{d}/{p}/") for d in derived)}
+    for row in gateway_rows():
+        is_baseline = row.id.startswith("gateway-baseline/")
+        if selected and not selected.search(row.id) and not (is_baseline and row.phase in wanted):
+            continue
+        outcome = execute(row)
+        if is_baseline:
+            write_points[f"gateway/{row.phase}"] = outcome.result["writes"]
+    for phase in OS_PHASE_NAMES:
+        if f"gateway/{phase}" in write_points and phase in wanted:
+            for row in gateway_fault_rows(phase, write_points[f"gateway/{phase}"], args.kill_limit):
+                if not selected or selected.search(row.id):
+                    execute(row)
 
 
 def git(*args: str) -> str:
@@ -167,7 +189,8 @@ def main(argv=None) -> int:
                         "MariaDB data (Keystone's bcrypt hashes)"],
         "stack_notes": [f"Brought up from empty clusters in {bring_up:.0f} s by `python -m c5c3faults.stackctl up` "
                         "(the stack's own `up` with `C5C3_STACK_DIR=.stack-faults`, every `C5C3_PORT_<NAME>` "
-                        "moved by 1000 and Ceph RGW left out, then kube-apiserver restarted with API Priority and "
+                        "moved by 1000 and the Reef gateway left out (the Tentacle one serves the object-storage "
+                        "rows), then kube-apiserver restarted with API Priority and "
                         "Fairness on, which the stack has no option for, and a client-certificate identity "
                         "`c5c3-faults-pass` bound to `cluster-admin` that every pass runs as, because APF exempts "
                         "the admin's `system:masters`).", ""] + notes,

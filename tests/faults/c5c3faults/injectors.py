@@ -6,7 +6,12 @@
 - ``Throttle``: API Priority and Fairness objects that give the pass identity a tiny, rejecting priority level,
   plus a load generator on the same identity, so the pass's requests meet real 429s.
 - ``Intrude``: another field manager patches the object a preconditioned write is about to change (real 409).
-- ``KillPass``: SIGKILL the pass process after the k-th write (or after the first write matching a pattern).
+- ``KillPass``: SIGKILL the pass process after the k-th write (or after the first write matching a pattern);
+  gateway writes count and match too (``gw iam:CreateAccessKey``, see hook/sitecustomize.py).
+- ``FreezeGateway``: SIGSTOP the Tentacle radosgw's process group right before a chosen write (its kernel still
+  accepts connections, nothing answers, as a hung gateway), SIGCONT after a while, always (``finally``).
+- ``KillGateway``: SIGKILL the radosgw right before a chosen write, start it again after a while through the
+  stack's own definition (``c5c3faults.stackctl start rgw-gw``); its mon and OSD, so its data, keep running.
 
 Every fault records when it was injected and lifted and what the passes met (HTTP outcomes from the hook log),
 so the report can show the fault was real.
@@ -338,13 +343,15 @@ class KillPass(Fault):
 
     kind = "sigkill"
 
-    def __init__(self, after_write: Optional[int] = None, after_match: Optional[str] = None):
+    def __init__(self, after_write: Optional[int] = None, after_match: Optional[str] = None, skip: int = 0):
+        """``skip``: with ``after_match``, let that many matching writes pass first."""
         super().__init__()
-        self.after_write, self.after_match = after_write, after_match
+        self.after_write, self.after_match, self.skip = after_write, after_match, skip
         self.killed_write: Optional[dict] = None
 
     def arm(self, world) -> None:
-        spec = {"after_write": self.after_write} if self.after_write else {"after_match": self.after_match}
+        spec = {"after_write": self.after_write} if self.after_write else {"after_match": self.after_match,
+                                                                           "skip": self.skip}
         world.driver.arm("kill.json", spec)
 
     def observe(self, world) -> None:
@@ -364,3 +371,110 @@ class KillPass(Fault):
             found["killed_after"] = world.describe_write(self.killed_write)
         found["killed_passes"] = sum(1 for r in world.driver.records if r.killed)
         return found
+
+
+GATEWAY = "rgw-gw"  # the Tentacle radosgw's PID file (stack/c5c3stack/rgw.py)
+
+
+class GatewayFault(Fault):
+    """Pause the pass before the first write matching ``before``, strike the gateway, let the write go out into
+    the fault, lift it after ``hold`` seconds. Subclasses say how to strike and how to lift."""
+
+    kind = "gateway"
+
+    def __init__(self, before: Optional[str] = None, hold: float = 12.0, before_write: int = 0):
+        super().__init__()
+        self.before, self.hold, self.before_write = before, hold, before_write
+        self._thread: Optional[threading.Thread] = None
+        self._world = None
+        self._lock = threading.Lock()
+        self.pid: Optional[int] = None
+
+    def arm(self, world) -> None:
+        if not world.stack.isolated:
+            raise RuntimeError("refusing to strike the gateway of a shared stack")
+        self._world = world
+        where = {"before_write": self.before_write} if self.before_write else {"before_match": self.before}
+        world.driver.arm("pause.json", dict(where, timeout=600))
+        self._thread = threading.Thread(target=self._run, name=f"{self.kind}-gateway", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        world = self._world
+        paused, resume = world.driver.hook_dir / "paused", world.driver.hook_dir / "resume"
+        while not paused.exists():
+            if world.finished.is_set():
+                return
+            time.sleep(0.05)
+        try:
+            self.strike(world)
+            self.injected_at = time.time()
+        except Exception as exc:  # noqa: BLE001 - reported on the row
+            self.error = f"striking the gateway: {exc}"
+        finally:
+            resume.touch()
+            paused.unlink(missing_ok=True)
+        if not world.finished.wait(self.hold):
+            self._lift()
+
+    def _lift(self) -> None:
+        with self._lock:
+            if self.injected_at is None or self.lifted_at is not None:
+                return
+            try:
+                self.lift(self._world)
+            except Exception as exc:  # noqa: BLE001 - reported on the row
+                self.error = f"lifting the gateway fault: {exc}"
+            self.lifted_at = time.time()
+
+    def strike(self, world) -> None:
+        raise NotImplementedError
+
+    def lift(self, world) -> None:
+        raise NotImplementedError
+
+    def settle(self, world) -> None:
+        world.driver.disarm("pause.json")
+        if self._thread is not None:
+            self._thread.join(timeout=self.hold + 300)
+        self._lift()
+
+    def evidence(self, world) -> dict:
+        found = super().evidence(world)
+        gateway = [r for r in world.driver.requests() if r.get("cluster") == "gw" and r["t"] >= (world.acted_at or 0)]
+        found["gateway_requests"] = dict(Counter(r.get("outcome", "?") for r in gateway if "outcome" in r))
+        return found
+
+
+class FreezeGateway(GatewayFault):
+    """SIGSTOP the radosgw's process group; SIGCONT when lifted, and in every case before the row ends."""
+
+    kind = "freeze"
+
+    def strike(self, world) -> None:
+        self.pid = int(world.stack.pid_file(GATEWAY).read_text().strip())
+        os.killpg(self.pid, signal.SIGSTOP)
+
+    def lift(self, world) -> None:
+        os.killpg(self.pid, signal.SIGCONT)
+
+    def settle(self, world) -> None:
+        try:
+            super().settle(world)
+        finally:
+            if self.pid is not None and pid_alive(self.pid):
+                os.killpg(self.pid, signal.SIGCONT)  # always: a stopped gateway must never outlive its row
+
+
+class KillGateway(GatewayFault):
+    """SIGKILL the radosgw; started again through the stack's own code when lifted."""
+
+    kind = "kill"
+
+    def strike(self, world) -> None:
+        self.pid = kill_server(world.stack, GATEWAY)
+        if self.pid is None:
+            raise RuntimeError("the gateway was not running")
+
+    def lift(self, world) -> None:
+        start_server(world.stack, GATEWAY, world.workdir / "stackctl.log")

@@ -5,10 +5,16 @@ right before that write, the fault is injected, and the write goes out into it.
 """
 from typing import Dict, List
 
-from .injectors import Intrude, KillPass, NoFault, StopServers, Throttle
+from .injectors import FreezeGateway, Intrude, KillGateway, KillPass, NoFault, StopServers, Throttle
 from .rows import Row
 
 PHASE_NAMES = ("provision", "rotation", "teardown")
+# the object-storage phases (ostorage.py), on the Tentacle gateway of the matrix's stack
+OS_PHASE_NAMES = ("issue", "rotate-slot", "revoke-slot", "teardown", "migrate", "rotate-root")
+OS = "BucketCredential"
+GATEWAY_WRITE = r"^gw "
+KEY_ISSUE = r"^gw iam:CreateAccessKey$"
+KEY_REVOKE = r"^gw (iam:DeleteAccessKey|admin DELETE /admin/user)"
 CP = "/namespaces/openstack/"
 ANY_WRITE = r"^mgmt "
 PASSWORD_CREATE = rf"^mgmt POST /api/v1{CP}secrets$"
@@ -85,4 +91,37 @@ def kill_rows(phase: str, writes: List[str], limit: int = 0) -> List[Row]:
             break
         rows.append(Row(f"sigkill/{phase}/{k:02d}", "pass process SIGKILLed between two writes", phase,
                         lambda k=k: KillPass(after_write=k), detail=f"after write {k}: {described}"))
+    return rows
+
+
+def gateway_rows() -> List[Row]:
+    """The object-storage baselines (their write sequences give the gateway rows their steps) and OpenBao and ESO
+    stopped while a key is issued (before the key's PushSecret is written: the key exists, its backup does not)."""
+    rows = [Row(f"gateway-baseline/{p}", "none (baseline)", p, NoFault, kind=OS) for p in OS_PHASE_NAMES]
+    for family in ("openbao", "eso"):
+        servers, start_as, _, hold = STOPS[family]
+        rows.append(Row(f"gateway-{family}/issue", FAULT_NAMES[family] + " while a key is issued", "issue",
+                        lambda s=servers, st=start_as, h=hold: StopServers(s, PUSH_WRITE, hold=h, start_as=st),
+                        detail=f"before the new key's PushSecret is written; down {hold:.0f} s", kind=OS))
+    return rows
+
+
+def gateway_steps(writes: List[str]) -> List[tuple]:
+    """(write index, description) of every gateway write of a baseline: each is a step a fault can hit."""
+    return [(k, described) for k, described in enumerate(writes, start=1) if described.startswith("gw ")]
+
+
+def gateway_fault_rows(phase: str, writes: List[str], limit: int = 0) -> List[Row]:
+    """For each gateway write of ``phase``'s baseline: the gateway frozen and killed right before it, and the pass
+    SIGKILLed right after it."""
+    rows = []
+    steps = gateway_steps(writes)[:limit or None]
+    for k, described in steps:
+        rows.append(Row(f"gateway-frozen/{phase}/{k:02d}", "Ceph RGW frozen (SIGSTOP, SIGCONT after 12 s)", phase,
+                        lambda k=k: FreezeGateway(before_write=k), detail=f"before write {k}: {described}", kind=OS))
+        rows.append(Row(f"gateway-killed/{phase}/{k:02d}", "Ceph RGW killed (SIGKILL, restarted after 12 s)", phase,
+                        lambda k=k: KillGateway(before_write=k), detail=f"before write {k}: {described}", kind=OS))
+    for k, described in steps:
+        rows.append(Row(f"gateway-sigkill/{phase}/{k:02d}", "pass process SIGKILLed right after a gateway write",
+                        phase, lambda k=k: KillPass(after_write=k), detail=f"after write {k}: {described}", kind=OS))
     return rows

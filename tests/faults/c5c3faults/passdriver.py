@@ -1,5 +1,5 @@
-"""Runs reconcile passes the way the role runs them: the real module ``keystoneuser_reconcile``, one process per
-pass, here with the fault hooks of ``tests/faults/hook`` on its PYTHONPATH.
+"""Runs reconcile passes the way the role runs them: the real module ``keystoneuser_reconcile`` (or
+``objectstorage_reconcile`` for the gateway rows), one process per pass, here with the fault hooks of ``tests/faults/hook`` on its PYTHONPATH.
 
 The driver plays the scheduler (a CronJob, the controller): it starts the next pass after the earliest
 requeue the last one asked for, at most 2 s later (the controller would also wake on the watch events of
@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional
 from .stackenv import COLLECTIONS, HOOK_DIR, REPO, StackHandle
 
 MODULE = REPO / "plugins" / "modules" / "keystoneuser_reconcile.py"
+OBJECTSTORAGE_MODULE = REPO / "plugins" / "modules" / "objectstorage_reconcile.py"
 MAX_PACE = 2.0
 
 
@@ -50,7 +51,12 @@ def _crash_kind(stderr: Path) -> str:
 
 
 class PassDriver:
-    def __init__(self, stack: StackHandle, workdir: Path, namespaces: List[str], targets: Optional[Dict[str, str]] = None):
+    def __init__(self, stack: StackHandle, workdir: Path, namespaces: List[str],
+                 targets: Optional[Dict[str, str]] = None, module: Path = MODULE, extra_args: Optional[dict] = None):
+        """``module``: the reconcile module a pass runs (``objectstorage_reconcile`` for the gateway rows), with
+        ``extra_args`` beside the kubeconfig and namespaces."""
+        self.module = module
+        self.extra_args = dict(extra_args or {})
         self.stack = stack
         self.workdir = workdir
         self.hook_dir = workdir / "hook"
@@ -89,9 +95,9 @@ class PassDriver:
 
     # passes ------------------------------------------------------------------------------------------
     def _args(self) -> dict:
-        args = {"kubeconfig": self.stack.pass_kubeconfig, "namespaces": self.namespaces}
+        args = {"kubeconfig": self.stack.pass_kubeconfig, "namespaces": self.namespaces, **self.extra_args}
         internal = self.stack.env.get("C5C3_KEYSTONE_INTERNAL_URLS")
-        if internal:  # what the role passes from the same variable: the stack's Keystone listens on loopback
+        if internal and self.module == MODULE:  # what the role passes from the same variable: the stack's Keystone listens on loopback
             args["keystone_internal_urls"] = json.loads(internal)
         if self.targets:
             args["target_clusters"] = [{"name": n, "kubeconfig": k} for n, k in sorted(self.targets.items())]
@@ -106,7 +112,7 @@ class PassDriver:
         started = time.time()
         with open(self.out_dir / f"{n:03d}.out", "wb") as out, open(self.out_dir / f"{n:03d}.err", "wb") as err:
             try:
-                proc = subprocess.run([sys.executable, str(MODULE), str(args_file)], stdout=out, stderr=err, env=env,
+                proc = subprocess.run([sys.executable, str(self.module), str(args_file)], stdout=out, stderr=err, env=env,
                                       timeout=timeout, check=False)
                 rc = proc.returncode
             except subprocess.TimeoutExpired:

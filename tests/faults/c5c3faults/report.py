@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 from typing import List
 
+from .ostorage import GRACE
+from .ostorage import INVARIANTS as GATEWAY_INVARIANTS
 from .observer import INVARIANTS
 
 
@@ -99,7 +101,8 @@ def render(results: dict) -> str:
     converged = sum(1 for r in judged if r.get("converged"))
     violations = sum(r.get("violations", 0) for r in rows) + len(results.get("run_leaks") or [])
     samples = sum((r.get("observer") or {}).get("samples", 0) for r in rows)
-    blind = {name: sum(((r.get("observer") or {}).get("blind") or {}).get(name, 0) for r in rows) for name in INVARIANTS}
+    blind = {name: sum(((r.get("observer") or {}).get("blind") or {}).get(name, 0) for r in rows)
+             for name in INVARIANTS + tuple(n for n in GATEWAY_INVARIANTS if n not in INVARIANTS)}
     out = [
         "# Reliability: the fault matrix",
         "",
@@ -153,6 +156,19 @@ def render(results: dict) -> str:
             "| no password in artifacts | no password ever seen appears in a row's pass outputs, hook logs, events "
             "(row namespaces and the ControlPlane's), observer output, controller state; and, after the run, in "
             "any file under the matrix's stack directory except the stores named below |", "",
+            "", "The object-storage rows (`gateway-*`, kind BucketCredential on the Tentacle gateway) are judged by "
+            "`tests/faults/c5c3faults/ostorage.py` against the gateway's admin API and IAM:", "",
+            "| invariant | holds when |", "|---|---|",
+            "| backup-first | a key the delivered `<name>-s3` carries is in OpenBao (a live version at the path the "
+            "order's or its account's PushSecret names) when the observer first sees it delivered |",
+            "| key-recorded | every access key on the order's IAM user is recorded by one of its key Secrets or its "
+            "status (`slots`, `retiringKeys`), every key on the account's root user by `<account>-root-key`; a key "
+            f"counts as unrecorded once it stayed so {GRACE:.0f} s |",
+            "| keys-within-plan | the IAM user holds at most its slots (spec or status) plus one while a key is "
+            "replaced, never above 4; the root at most 2 |",
+            "| no-secret-in-status | no secret key ever seen appears in the order's status |",
+            "| no-orphan | once the order is gone, nothing labelled for it is left and the gateway rejects every "
+            "key it ever held (`GET /admin/user?access-key=` answers 404) |", "",
             "A suspected violation counts only when a second read that saw the same objects (resourceVersions, "
             "backup, Keystone user) shows it again; reads in between which objects moved are re-done "
             f"({sum((r.get('observer') or {}).get('unconfirmed', 0) for r in rows)} such readings in this run). "

@@ -10,6 +10,8 @@ from typing import Callable, List, Optional, Set
 
 from . import secretscan
 from .injectors import Fault
+from .ostorage import OS_PHASES, OsWorld
+from .ostorage import PrepareFailed as OsPrepareFailed
 from .phases import PHASES, PrepareFailed
 from .stackenv import StackHandle
 from .world import World
@@ -27,6 +29,7 @@ class Row:
     cluster: str = ""
     bystander: bool = False
     applicable: str = ""  # non-empty: why a fault cannot bite in this phase (still run and reported)
+    kind: str = "KeystoneUser"  # or "BucketCredential": the object-storage phases and world (ostorage.py)
 
 
 @dataclass
@@ -56,12 +59,13 @@ def _finished(world: World, fault: Fault, phase, state: dict) -> Callable[[], bo
 def run_row(row: Row, stack: StackHandle, workdir: Path, hook: Optional[Callable[[World], None]] = None) -> RowOutcome:
     """Run ``row``; ``hook(world)`` (tests) runs after the row's world is set up."""
     shutil.rmtree(workdir, ignore_errors=True)
-    world = World(stack, workdir, cluster=row.cluster, bystander=row.bystander)
+    objectstorage = row.kind == "BucketCredential"
+    world = (OsWorld if objectstorage else World)(stack, workdir, cluster=row.cluster, bystander=row.bystander)
     fault = row.make_fault()
     if hasattr(fault, "hold_until") and row.bystander and fault.hold_until is None:
         fault.hold_until = lambda w: w.bystander_ready()
-    phase = PHASES[row.phase]
-    result = {"id": row.id, "fault": row.fault, "phase": row.phase, "detail": row.detail,
+    phase = (OS_PHASES if objectstorage else PHASES)[row.phase]
+    result = {"id": row.id, "fault": row.fault, "phase": row.phase, "detail": row.detail, "kind": row.kind,
               "cluster": row.cluster or "management", "applicable": row.applicable}
     state: dict = {}
     started = time.time()
@@ -75,7 +79,7 @@ def run_row(row: Row, stack: StackHandle, workdir: Path, hook: Optional[Callable
         fault.arm(world)
         phase.act(world)
         world.driver.drive(_finished(world, fault, phase, state), CONVERGE_TIMEOUT)
-    except PrepareFailed as exc:
+    except (PrepareFailed, OsPrepareFailed) as exc:
         result["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - a harness failure is reported on its row, the matrix goes on
         result["error"] = f"{type(exc).__name__}: {exc}"

@@ -6,7 +6,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Optional
+from typing import List, Optional
 
 import yaml
 
@@ -101,3 +101,23 @@ class OpenBao:
         if status == 404:
             return False
         raise Blind(f"openbao metadata answered {status}")
+
+    def versions(self, path: str) -> List[dict]:
+        """The data of every version at ``path`` that is neither deleted nor destroyed (empty when none)."""
+        headers = {"X-Vault-Token": self.token}
+        status, _, raw = _call("GET", f"{self.addr}/v1/{self.mount}/metadata/{path}", headers=headers)
+        if status == 404:
+            return []
+        if status != 200:
+            raise Blind(f"openbao metadata answered {status}")
+        found = []
+        for number, meta in ((json.loads(raw).get("data") or {}).get("versions") or {}).items():
+            if meta.get("destroyed") or meta.get("deletion_time"):
+                continue
+            status, _, raw = _call("GET", f"{self.addr}/v1/{self.mount}/data/{path}?version={int(number)}",
+                                   headers=headers)
+            if status == 200:
+                found.append((json.loads(raw).get("data") or {}).get("data") or {})
+            elif status != 404:
+                raise Blind(f"openbao read answered {status}")
+        return found

@@ -10,7 +10,8 @@ environment carries ``C5C3_STACK_DIR`` and the shifted ``C5C3_PORT_*`` (the harn
   cluster CA, bound to ``cluster-admin``. The admin kubeconfig is ``system:masters``, which APF exempts, so
   the 429 faults need an identity of their own.
 
-``start NAME`` brings one stopped server back with the stack's own definition of it (the fault injectors stop
+``start NAME`` brings one stopped server back with the stack's own definition of it (``rgw-gw``: the Tentacle
+radosgw alone) (the fault injectors stop
 servers through their PID files).
 """
 import sys
@@ -21,7 +22,7 @@ from .stackenv import STACK_SRC, TARGET
 
 sys.path.insert(0, str(STACK_SRC))
 
-from c5c3stack import binaries, cli, controllers, keystone, kube, mariadb, openbao  # noqa: E402
+from c5c3stack import binaries, cli, controllers, keystone, kube, mariadb, openbao, rgw  # noqa: E402
 from c5c3stack.certs import ensure_pki  # noqa: E402
 from c5c3stack.config import HOST, StackConfig  # noqa: E402
 from c5c3stack.kubectl import Kubectl  # noqa: E402
@@ -30,6 +31,7 @@ from c5c3stack.process import run  # noqa: E402
 APF_OFF = "--enable-priority-and-fairness=false"
 APF_ON = "--enable-priority-and-fairness=true"
 PASS_USER, PASS_GROUP = "c5c3-faults-pass", "c5c3-faults"
+GATEWAY = "rgw-gw"  # the PID file name of the Tentacle radosgw (stack/c5c3stack/rgw.py)
 
 
 def _kube_services(cfg: StackConfig, cluster: str):
@@ -102,6 +104,8 @@ def start(cfg: StackConfig, name: str) -> str:
         return started
     if name == "k-orc":
         return controllers._korc(cfg, binaries.bin_dir(cfg, binaries.KORC)).ensure()  # pylint: disable=protected-access
+    if name == GATEWAY:  # the Tentacle radosgw alone: its mon and OSD (and so its data) keep running
+        return rgw._gateway(cfg, rgw.TENTACLE).ensure()  # pylint: disable=protected-access
     if name == "eso":
         return controllers._eso(cfg, binaries.bin_dir(cfg, binaries.ESO)).ensure()  # pylint: disable=protected-access
     raise SystemExit(f"unknown server {name!r}")

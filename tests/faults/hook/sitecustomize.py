@@ -12,14 +12,21 @@ through files in that folder:
   logged.
 - ``writes.count``: the number of writes so far, over every pass of a scenario (the write index).
 - ``kill.json`` ``{"after_write": k}`` or ``{"after_match": regex}``: SIGKILL the process right after the k-th
-  write (or the first write whose signature ``<cluster or mgmt> METHOD path`` matches) has been answered,
-  before anything else happens.
-- ``pause.json`` ``{"before_match": regex}``: before the first matching write, create ``paused`` and wait for
+  write (or the first write whose signature ``<cluster or mgmt> METHOD path`` matches; with ``"skip": n`` the
+  (n+1)-th) has been answered, before anything else happens.
+- ``pause.json`` ``{"before_match": regex}`` or ``{"before_write": k}``: before the first matching write (or
+  write number k), create ``paused`` and wait for
   ``resume`` (the harness injects its fault in between), then send the write.
+- gateway writes (``objectstorage_reconcile``): every admin-ops request other than a GET, and every IAM or S3
+  call that changes something (``Create*``, ``Delete*``, ``Put*``, ``Update*``), is logged, counted and matched
+  like a Kubernetes write, its signature ``gw <operation> <resource>`` (e.g. ``gw iam:CreateAccessKey``,
+  ``gw admin DELETE /admin/user``): ``pause.json`` and ``kill.json`` act on it the same way, so a pass can be
+  SIGKILLed right after the gateway answered CreateAccessKey and before the key's Secret is written.
 - ``intrude.json`` ``{"remaining": n, "kubeconfig": path}``: before each of the next n writes that carry a
   resourceVersion precondition, another field manager (``c5c3-faults-intruder``) patches the same object first,
   so the pass's write meets a real 409 from the API server.
 """
+import contextlib
 import importlib.abc
 import json
 import os
@@ -32,6 +39,9 @@ import time
 HOOK_DIR = os.environ.get("C5C3_FAULTS_HOOK_DIR")
 PASS_ID = os.environ.get("C5C3_FAULTS_PASS_ID", "")
 TARGET = "ansible_collections.c5c3.orders.plugins.module_utils.k8s.client"
+RGW_ADMIN = "ansible_collections.c5c3.orders.plugins.module_utils.rgw.admin"
+RGW_BOTO = "ansible_collections.c5c3.orders.plugins.module_utils.rgw.boto"
+GATEWAY_WRITE = re.compile(r"^(iam|s3):(Create|Delete|Put|Update|Attach|Detach)")
 INTRUDER = "c5c3-faults-intruder"
 _LOCK = threading.RLock()
 
@@ -92,7 +102,7 @@ def _has_precondition(body):
 def _pause_if_asked(signature):
     with _LOCK:  # one pause per armed pattern, whichever of the pass's threads gets there first
         spec = _read_json("pause.json")
-        if not spec or not re.search(spec["before_match"], signature):
+        if not spec or not _pause_matches(spec, signature):
             return
         os.unlink(_path("pause.json"))
         _write_json("paused", {"signature": signature, "pass_id": PASS_ID})
@@ -103,6 +113,18 @@ def _pause_if_asked(signature):
         os.unlink(_path("resume"))
     except OSError:
         pass
+
+
+def _pause_matches(spec, signature):
+    """``before_match``: the signature matches; ``before_write``: this write would be number k."""
+    if spec.get("before_write"):
+        try:
+            with open(_path("writes.count")) as fh:
+                done = int(fh.read().strip() or 0)
+        except (OSError, ValueError):
+            done = 0
+        return done + 1 == spec["before_write"]
+    return bool(re.search(spec["before_match"], signature))
 
 
 def _intrude_if_asked(method, path, body):
@@ -148,25 +170,90 @@ def _wrap(client_module):
             entry = {"cluster": getattr(self, "name", ""), "method": method, "path": path, "write": write,
                      "outcome": outcome}
             if write:
-                entry["n"] = _next_write_index()
                 body = kwargs.get("body")
                 if method == "POST" and isinstance(body, dict):  # a create names its object in the body
                     entry["name"] = (body.get("metadata") or {}).get("name") or ""
-            _log(entry)
-            if write:
-                kill = _read_json("kill.json") or {}
-                if kill.get("after_write") == entry["n"] or (
-                        kill.get("after_match") and re.search(kill["after_match"], signature)):
-                    if kill.get("after_match"):  # one kill per armed pattern
-                        try:
-                            os.unlink(_path("kill.json"))
-                        except OSError:
-                            pass
-                    _log({"killed": True, "after": entry["n"], "method": method, "path": path,
-                          "name": entry.get("name", ""), "cluster": entry["cluster"]})
-                    os.kill(os.getpid(), signal.SIGKILL)
+            _after(entry, signature)
 
     client_module.KubeClient.request = request
+
+
+def _after(entry, signature):
+    """Log a request that was answered (or failed); after a write, SIGKILL the process when kill.json says so."""
+    write = entry["write"]
+    if write:
+        entry["n"] = _next_write_index()
+    _log(entry)
+    if not write:
+        return
+    kill = _read_json("kill.json") or {}
+    if kill.get("after_match") and re.search(kill["after_match"], signature) and kill.get("skip"):
+        kill["skip"] -= 1  # {"after_match": regex, "skip": n}: the (n+1)-th matching write
+        _write_json("kill.json", kill)
+        return
+    if kill.get("after_write") == entry["n"] or (
+            kill.get("after_match") and re.search(kill["after_match"], signature)):
+        if kill.get("after_match"):  # one kill per armed pattern
+            try:
+                os.unlink(_path("kill.json"))
+            except OSError:
+                pass
+        _log({"killed": True, "after": entry["n"], "method": entry["method"], "path": entry["path"],
+              "name": entry.get("name", ""), "cluster": entry["cluster"]})
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _gateway_entry(method, path, write, outcome):
+    return {"cluster": "gw", "method": method, "path": path, "write": write, "outcome": outcome}
+
+
+def _wrap_admin(admin_module):
+    """Admin ops: every request other than a GET is a gateway write (``gw admin <METHOD> /admin/<resource>``)."""
+    original = admin_module.RgwAdminClient.request
+
+    def request(self, method, resource, *args, **kwargs):
+        path = "/%s/%s" % (self.admin_path.strip("/"), resource)
+        write = method != "GET"
+        signature = "gw admin %s %s" % (method, path)
+        if write:
+            _pause_if_asked(signature)
+        outcome = "ok"
+        try:
+            return original(self, method, resource, *args, **kwargs)
+        except Exception as exc:
+            outcome = str(getattr(exc, "status", None) or "transport")
+            raise
+        finally:
+            _after(_gateway_entry("admin " + method, path, write, outcome), signature)
+
+    admin_module.RgwAdminClient.request = request
+
+
+def _wrap_boto(boto_module):
+    """IAM and S3: ``calling(operation)`` brackets every call; a changing operation is a gateway write
+    (``gw iam:CreateAccessKey``). The write is paused before and may be killed after the gateway answered."""
+    original = boto_module.BotoEdge.calling
+
+    @contextlib.contextmanager
+    def calling(self, operation):
+        write = bool(GATEWAY_WRITE.match(operation))
+        signature = "gw %s" % operation
+        if write:
+            _pause_if_asked(signature)
+        outcome = "ok"
+        try:
+            with original(self, operation):
+                yield
+        except Exception as exc:
+            outcome = str(getattr(exc, "status", None) or getattr(exc, "code", None) or "transport")
+            raise
+        finally:
+            _after(_gateway_entry(operation.split(":")[0], operation, write, outcome), signature)
+
+    boto_module.BotoEdge.calling = calling
+
+
+WRAPS = {TARGET: _wrap, RGW_ADMIN: _wrap_admin, RGW_BOTO: _wrap_boto}
 
 
 def _watch_http():
@@ -196,36 +283,37 @@ def _watch_http():
 class _WrappingLoader(importlib.abc.Loader):
     """The real loader of the client module, plus the wrap right after the module has executed."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, wrap):
         self.inner = inner
+        self.wrap = wrap
 
     def create_module(self, spec):
         return self.inner.create_module(spec)
 
     def exec_module(self, module):
         self.inner.exec_module(module)
-        _wrap(module)
+        self.wrap(module)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Lets the real finders (path or zip import) locate the client module and hands back a wrapping loader."""
+    """Lets the real finders (path or zip import) locate a wrapped module and hands back a wrapping loader."""
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != TARGET:
+        if fullname not in WRAPS:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                spec.loader = _WrappingLoader(spec.loader)
+                spec.loader = _WrappingLoader(spec.loader, WRAPS[fullname])
                 return spec
         return None
 
 
 if HOOK_DIR:
     _watch_http()
-    if TARGET in sys.modules:
-        _wrap(sys.modules[TARGET])
-    else:
-        sys.meta_path.insert(0, _Finder())
+    for _name, _wrapper in WRAPS.items():
+        if _name in sys.modules:
+            _wrapper(sys.modules[_name])
+    sys.meta_path.insert(0, _Finder())
