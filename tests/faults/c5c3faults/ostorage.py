@@ -222,6 +222,25 @@ class OsWorld:
         except (Unreachable, Blind):
             return False
 
+    def pass_settled(self, namespace: str, name: str) -> bool:
+        """The last pass wrote nothing for the object and saw no error, Ready or not (a shared account, or one
+        waiting for its root key rotation, is never Ready)."""
+        if not self.driver.records:
+            return False
+        summary = self.driver.records[-1].summary(namespace, name, "")
+        return bool(summary and not summary.get("changed") and not summary.get("error"))
+
+    def account_settled(self) -> bool:
+        """As ``account_converged``, for an account that is not Ready by design (stage AccountKey or
+        RotateAccountKey)."""
+        if not self.pass_settled(CP_NS, self.account):
+            return False
+        try:
+            status = (self.account_obj() or {}).get("status") or {}
+            return all(status.get(f) == v for f, v in (self.want.get("account") or {}).items())
+        except (Unreachable, Blind):
+            return False
+
     def account_converged(self) -> bool:
         if not self.pass_converged(CP_NS, self.account):
             return False
@@ -585,13 +604,14 @@ def _migrate_prepare(world: OsWorld) -> None:
     world.want["scope"] = "Account"
     world.want["slots"] = []
     world.create_order()
-    _until(world, lambda: world.order_converged() and world.account_converged(),
+    world.want["account"] = {"scope": "Shared", "stage": "AccountKey"}
+    _until(world, lambda: world.order_converged() and world.account_settled(),
            "the order did not get the shared legacy key before the phase")
 
 
 def _migrate_act(world: OsWorld) -> None:
     world.kube[""].merge(world.account_path(), {"spec": {"migrate": True}})
-    world.want.update(scope="Bucket", slots=[(1, 1)])
+    world.want.update(scope="Bucket", slots=[(1, 1)], account={"scope": "Bucket", "stage": "RotateAccountKey"})
 
 
 def _rotate_root_prepare(world: OsWorld) -> None:
@@ -623,7 +643,7 @@ OS_PHASES = {
     "revoke-slot": OsPhase("revoke-slot", _revoke_prepare, _revoke_act, lambda w: w.order_converged()),
     "teardown": OsPhase("teardown", _ready_first, lambda w: w.delete_order(), lambda w: w.torn_down()),
     "migrate": OsPhase("migrate", _migrate_prepare, _migrate_act,
-                       lambda w: w.order_converged() and w.account_converged()),
+                       lambda w: w.order_converged() and w.account_settled()),
     "rotate-root": OsPhase("rotate-root", _rotate_root_prepare, _rotate_root_act,
                            lambda w: w.account_converged() and w.order_converged()),
 }
