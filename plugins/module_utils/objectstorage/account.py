@@ -77,7 +77,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec imp
     parse_credential,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store import StoreView, read_store
-from ansible_collections.c5c3.orders.plugins.module_utils.orders import failures, requeue
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import failures, requeue, timestamps
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.backup import BackupTarget, write_backup
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict, verdict_of
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit
@@ -611,6 +611,7 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
                                                 "migrate it first")
         return _decide(run.snap, run.out, run.fields, migrated, shared, requeue.REFUSAL)
     untracked = sorted(k for k in live_ids if k not in (current, retiring))
+    untracked = _revoke_interrupted(run, untracked, retiring)
     # Durable, not read off a condition a backup wait can flip: a new account's key counts as rotated at once, an
     # adopted account's legacy key is rotation 1, so any rotation the gateway holds above 1 was done by us.
     rotated_before = run.mode == NEW or rotation_applied >= 2
@@ -620,6 +621,8 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
     if retiring:  # a rotation in flight: the new key is recorded and backed up (the gate above): retire the old
         index = run.call(ACCOUNT, "iam.delete_access_key", "retire the previous root key, signed with the new one",
                          ok_codes=("NoSuchEntity",), access_key_id=retiring, user=None)
+        if _intent(run) is not None:
+            run.out.act(_intent_patch(run, None))
         note = f"; other keys on the root, reported and never deleted: {len(untracked)}" if untracked else ""
         run.event("AccountKeyRotated", f"the root key of RGW account {run.account_id} was rotated to rotation "
                                        f"{in_flight}; the previous key is rejected from now on{note}")
@@ -644,6 +647,7 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
                   "metadata": {"name": run.names.root_key, "namespace": run.names.namespace,
                                "labels": dict(run.names.labels)},
                   "data": {}}
+        run.out.act(_intent_patch(run, sorted(k for k in live_ids if k in untracked or k in (current, retiring))))
         run.out.act(IssueKey(run.store.key, spec.identity.name, None, secret, write="apply",
                              key_fields=(ACCESS_KEY, SECRET_KEY), why=f"rotate the root key to rotation {wanted}",
                              extra={"rotation": str(wanted), RETIRING: current}))
@@ -664,6 +668,46 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
     done = replace(fields, stage=STAGE_COMPLETE if not legacy else STAGE_MIGRATE, root_key_rotation=rotation_applied)
     return _decide(run.snap, run.out, done, migrated, _rotated_verdict(run, rotation_applied, untracked),
                    requeue.REFUSAL)
+
+
+ROOT_ROTATION_SINCE_ANNOTATION = "c5c3.io/root-rotation-since"  # a rotation began: its new key may exist
+ROOT_KEYS_BEFORE_ANNOTATION = "c5c3.io/root-keys-before"       # the root's keys when it began (ids only)
+
+
+def _intent(run: _Pass) -> Optional[Tuple[str, ...]]:
+    """The root keys that existed when a rotation began (``ROOT_KEYS_BEFORE_ANNOTATION`` on the key Secret, written
+    before the new key is created); None when no rotation is in progress."""
+    annotations = dig(run.key_secret, "metadata", "annotations")
+    if not isinstance(annotations, Mapping) or ROOT_ROTATION_SINCE_ANNOTATION not in annotations:
+        return None
+    return tuple(k for k in text(annotations.get(ROOT_KEYS_BEFORE_ANNOTATION)).split(",") if k)
+
+
+def _intent_patch(run: _Pass, before: Optional[Sequence[str]]) -> MergePatch:
+    """Record (or, with None, clear) the intent of a root key rotation on the root-key Secret."""
+    annotations = {ROOT_ROTATION_SINCE_ANNOTATION: None, ROOT_KEYS_BEFORE_ANNOTATION: None} if before is None else {
+        ROOT_ROTATION_SINCE_ANNOTATION: timestamps.render(run.snap.now), ROOT_KEYS_BEFORE_ANNOTATION: ",".join(before)}
+    return MergePatch(kind="Secret", api_version="v1", namespace=run.names.namespace, name=run.names.root_key,
+                      cluster="", leg=LEG_CREDENTIAL, why="record the root key rotation before the new key exists"
+                      if before is not None else "the root key rotation is done", patch={"metadata": {
+                          "annotations": annotations}})
+
+
+def _revoke_interrupted(run: _Pass, untracked: List[str], retiring: str) -> List[str]:
+    """A rotation whose process died between CreateAccessKey and keeping the key (or whose answer never came)
+    leaves a root key nobody holds the secret of: a key on the root that was not there when the rotation began is
+    that rotation's, and is revoked; the keys that were there stay untracked (reported, never deleted)."""
+    before = _intent(run)
+    if before is None or retiring:
+        return untracked
+    strays = [k for k in untracked if k not in before]
+    for access_key in strays:
+        run.call(ACCOUNT, "iam.delete_access_key", "revoke the root key of an interrupted rotation (its secret was "
+                 "never kept)", ok_codes=("NoSuchEntity",), access_key_id=access_key, user=None)
+        run.event("InterruptedKeyRevoked", f"the root of RGW account {run.account_id} held key {access_key} from "
+                                           "a rotation that did not finish; nobody holds its secret, so it was "
+                                           "revoked")
+    return [k for k in untracked if k in before]
 
 
 def _rotated_verdict(run: _Pass, rotation: int, untracked: Sequence[str]) -> Verdict:

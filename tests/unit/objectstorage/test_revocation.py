@@ -4,6 +4,7 @@ Each test drives the pure core over many passes of the in-memory world (world.py
 every one of them failed before the rule was built (docs/object-storage.md, "Rules and tests")."""
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -304,3 +305,27 @@ def test_a_key_made_by_hand_before_an_issue_stays_untracked(world):
     assert stray[0] in keys, "a key older than the intent is not the order's: never deleted"
     assert world.order("photos")["status"]["untrackedKeys"] == 1 and ready(world, "photos")
     assert len(keys) == 3
+
+
+def test_a_root_rotation_killed_after_the_new_key_was_created_leaves_no_unrecorded_root_key():
+    """The root-key Secret records the rotation (and the root's keys at that moment) before CreateAccessKey: a root
+    key that was not there then is the interrupted rotation's and is revoked; the operator's own key stays."""
+    from .test_flows import legacy_world, migrate, rotate  # pylint: disable=import-outside-toplevel
+
+    world, _legacy = legacy_world()
+    world.gateway.users["legacy-tenant-a"]["keys"]["AKOPERATOR0000000000"] = "operator-own"
+    migrate(world)
+    world.add_order("data", "old-data")
+    world.add_order("logs", "old-logs")
+    world.converge()
+    rotate(world, 2)
+    world.die_after_issue = 1
+    world.converge()
+    keys = world.gateway.users["legacy-tenant-a"]["keys"]
+    account = world.get("ObjectStoreAccount", "tenant-a-on-rgw")
+    recorded = world.get("Secret", "tenant-a-on-rgw-root-key")
+    assert sorted(keys) == sorted(["AKOPERATOR0000000000", base64.b64decode(recorded["data"]["accessKey"]).decode()]), \
+        "the recorded root key and the operator's own, nothing else"
+    assert "InterruptedKeyRevoked" in [r for _n, r, _m in world.events]
+    assert account["status"]["rootKeyRotation"] == 2 and not world.violations
+    assert not (recorded["metadata"].get("annotations") or {}).get("c5c3.io/root-rotation-since"), "intent cleared"
