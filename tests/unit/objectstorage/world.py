@@ -523,7 +523,7 @@ class World:
                 if len(user["keys"]) >= 4:
                     raise GatewayError(409, "LimitExceeded")
                 user["keys"][new[0]] = (new[1], rfc3339(self.now))
-            if self.die_after_issue:
+            if self.die_after_issue:  # the key exists at the gateway; the process never kept it
                 self.die_after_issue -= 1
                 raise Killed()
             secret = copy.deepcopy(action.secret)
