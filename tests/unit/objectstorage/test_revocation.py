@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.policy import GRANT_SID
 
+from .test_flows import migrated_with_operator_key
 from .world import CP_NS, NS, World
 
 
@@ -310,15 +311,7 @@ def test_a_key_made_by_hand_before_an_issue_stays_untracked(world):
 def test_a_root_rotation_killed_after_the_new_key_was_created_leaves_no_unrecorded_root_key():
     """The root-key Secret records the rotation (and the root's keys at that moment) before CreateAccessKey: a root
     key that was not there then is the interrupted rotation's and is revoked; the operator's own key stays."""
-    from .test_flows import legacy_world, migrate, rotate  # pylint: disable=import-outside-toplevel
-
-    world, _legacy = legacy_world()
-    world.gateway.users["legacy-tenant-a"]["keys"]["AKOPERATOR0000000000"] = "operator-own"
-    migrate(world)
-    world.add_order("data", "old-data")
-    world.add_order("logs", "old-logs")
-    world.converge()
-    rotate(world, 2)
+    world = migrated_with_operator_key()
     world.die_after_issue = 1
     world.converge()
     keys = world.gateway.users["legacy-tenant-a"]["keys"]
