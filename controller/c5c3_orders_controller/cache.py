@@ -3,7 +3,9 @@
 Each watch stream (a kind on a cluster, across it or in one namespace) keeps its objects by namespace and name, as
 compact JSON without ``metadata.managedFields`` and the last-applied annotation (nothing a pass reads; more than
 half of most objects), with their labels and an index by the values of the collection's label keys and by
-namespace, so that finding one order's children costs a lookup, not a scan of every child. Secrets are watched as
+namespace, so that finding one order's children costs a lookup, not a scan of every child. The label keys indexed
+are those the order-kind descriptors declare for the children: each child's name label and the labels the pass
+looks children up by (the K-ORC User's name key). Secrets are watched as
 metadata only, so no Secret data is ever held here.
 
 Not thread-safe by itself: the watchers and the snapshot builder share the mapper's lock.
@@ -11,10 +13,12 @@ Not thread-safe by itself: the watchers and the snapshot builder share the mappe
 import json
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Set, Tuple
 
-from .kinds import ACCOUNT_LABEL, BC_LABEL_NAME, LABEL_NAME, NAME_KEY_LABEL
+from .kinds import KINDS, origin_of
 from .watchset import WatchKey
 
-INDEXED_LABELS = (LABEL_NAME, NAME_KEY_LABEL, BC_LABEL_NAME, ACCOUNT_LABEL)
+# every child's name label and lookup labels, once each
+INDEXED_LABELS = tuple(dict.fromkeys(label for child in (origin_of(kind).child for kind in KINDS) if child is not None
+                                     for label in (child.name_label,) + child.index_labels))
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 Ref = Tuple[str, str]  # (namespace, name)
 
@@ -31,17 +35,17 @@ class Entry(NamedTuple):
 
 def slim(obj: Mapping[str, Any]) -> Optional[Entry]:
     """The cache entry of an object (None without a name)."""
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
+    found = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if not isinstance(found, Mapping) or not isinstance(found.get("name"), str):
         return None
-    meta = {k: v for k, v in meta.items() if k != "managedFields"}
+    meta: Dict[str, Any] = {k: v for k, v in found.items() if k != "managedFields"}
     annotations = meta.get("annotations")
     if isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
         meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
-    labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+    labels = meta["labels"] if isinstance(meta.get("labels"), Mapping) else {}
     body = {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
     body["metadata"] = meta
-    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    namespace = meta["namespace"] if isinstance(meta.get("namespace"), str) else ""
     return Entry(namespace, meta["name"], {str(k): str(v) for k, v in labels.items()},
                  json.dumps(body, separators=(",", ":"), sort_keys=True))
 

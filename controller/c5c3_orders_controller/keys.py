@@ -8,15 +8,17 @@ module gets.
 """
 from typing import Dict, Iterable, List, NamedTuple
 
-from .kinds import KEYSTONEUSER_PASS, OBJECTSTORAGE_PASS
+from .collection import order_kinds
+from .kinds import KEYSTONEUSER_PASS
 
-KEYSTONEUSER = "KeystoneUser"
-BUCKETCREDENTIAL = "BucketCredential"
-OBJECTSTORE = "ObjectStore"
-OBJECTSTOREACCOUNT = "ObjectStoreAccount"
-PASS_OF = {KEYSTONEUSER: KEYSTONEUSER_PASS, BUCKETCREDENTIAL: OBJECTSTORAGE_PASS, OBJECTSTORE: OBJECTSTORAGE_PASS,
-           OBJECTSTOREACCOUNT: OBJECTSTORAGE_PASS}
-ORDER_KINDS = (KEYSTONEUSER, BUCKETCREDENTIAL)  # the kinds tenants order (the others are the platform's)
+# the kinds and the pass of each, as the collection's order-kind descriptors declare them
+KEYSTONEUSER = order_kinds.KEYSTONEUSER.kind
+BUCKETCREDENTIAL = order_kinds.BUCKETCREDENTIAL.kind
+OBJECTSTORE = order_kinds.OBJECTSTORE.kind
+OBJECTSTOREACCOUNT = order_kinds.OBJECTSTOREACCOUNT.kind
+PASS_OF = {descriptor.kind: descriptor.pass_name for descriptor in order_kinds.ORDER_KINDS}
+# the kinds tenants order (the others are the platform's)
+ORDER_KINDS = tuple(descriptor.kind for descriptor in order_kinds.ORDER_KINDS if descriptor.tenant_order)
 
 
 class Key(NamedTuple):

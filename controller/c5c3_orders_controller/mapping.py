@@ -8,11 +8,15 @@ takes (the module applies it on every cluster); the object-storage kinds carry t
 - a delivered Secret, or a K-ORC User, Secret or PushSecret the pass projected: its
   ``c5c3.io/keystoneuser-name`` / ``-namespace`` labels (the object's namespace when the namespace label is
   missing, which never happens for objects the pass wrote);
-- a ControlPlane: every order whose ``spec.controlPlaneRef`` names it (from the index the KeystoneUser
-  watches keep), and its ObjectStores with what is on them - or, when only ``spec.namespaceAssignments``
-  changed, those orders and BucketCredentials in the namespaces whose entries changed (onboarding a tenant
-  does not cost a pass over every order);
+- a ControlPlane: every order it is the ControlPlane of - the one the order's admission record names, else its
+  ``spec.controlPlaneRef``, as the pass finds it (``keystoneuser.record.refs_of``) - from the index the
+  KeystoneUser watches keep, and its ObjectStores with what is on them - or, when only
+  ``spec.namespaceAssignments`` changed, those orders and BucketCredentials in the namespaces whose entries changed
+  (onboarding a tenant does not cost a pass over every order);
 - a KeystoneRoleAssignment or KeystoneApplicationCredential: ``spec.userRef.name`` in its namespace.
+
+Which labels name an order and which reference leads where is the KeystoneUser descriptor's
+(``plugins/module_utils/orders/kinds/keystoneuser.py``); each stream's ``kinds.origin_of`` hands its extractor.
 
 A MODIFIED event maps to the orders of the object's old *and* new state (a label or reference that moved
 concerns both orders).
@@ -25,17 +29,18 @@ Events that cannot change a decision are dropped, so the pass's own writes never
   taken for ours);
 - nothing the pass reads changed: a fingerprint of the object without ``resourceVersion``,
   ``managedFields`` and fields that move on their own (a PushSecret's ``status.refreshTime``, every
-  ``status`` of an order or object-storage object - the pass writes it) equals the cached one. Secrets are watched as metadata
-  only (their data never reaches the controller), so for them only the first rule applies.
+  ``status`` of an order or object-storage object - the pass writes it) equals the cached one. Secrets are watched as
+  metadata only (their data never reaches the controller), so for them only the first rule applies.
 
 DELETED events always count. Kinds watched only for the snapshot cache (``Kind.triggers`` false: SecretStores)
 never name an order.
 """
 import hashlib
 import json
-from typing import Any, Dict, Iterable, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Set, Tuple
 
 from . import keys as K
+from .collection import dig, is_mapping, order_kinds, text as _str
 # the kinds were defined here first and are re-exported for older imports
 from .kinds import (  # noqa: F401 pylint: disable=unused-import
     APP_CREDENTIAL,
@@ -48,17 +53,23 @@ from .kinds import (  # noqa: F401 pylint: disable=unused-import
     KORC_USER,
     LABEL_NAME,
     LABEL_NAMESPACE,
+    ORDER_STREAMS,
     PUSHSECRET,
     ROLE_ASSIGNMENT,
     SECRET,
     Kind,
     kinds_for,
+    origin_of,
 )
-from .rawobj import dig as _dig, meta_of as _meta, text as _str
 from .storagemap import STORAGE_KINDS, StorageIndex, storage_keys
 
 # kinds whose status only the pass writes: a status change is never a reason for a pass
-STATUS_BY_THE_PASS = (KEYSTONEUSER,) + STORAGE_KINDS
+STATUS_BY_THE_PASS = ORDER_STREAMS
+
+
+def _meta(obj: Any) -> Mapping[str, Any]:
+    meta = dig(obj, "metadata")
+    return meta if is_mapping(meta) else {}
 
 
 def order_key(namespace: str, name: str) -> str:
@@ -67,10 +78,9 @@ def order_key(namespace: str, name: str) -> str:
 
 
 def control_plane_of(order: Any) -> Tuple[str, str]:
-    """(namespace, name) of an order's ControlPlane; the namespace defaults to the order's."""
-    ref = _dig(order, "spec", "controlPlaneRef")
-    ref = ref if isinstance(ref, Mapping) else {}
-    return (_str(ref.get("namespace")) or _str(_meta(order).get("namespace")), _str(ref.get("name")))
+    """(namespace, name) of a KeystoneUser's ControlPlane as the pass finds it: the one its admission record names,
+    else its ``spec.controlPlaneRef`` (the namespace defaulting to the order's)."""
+    return order_kinds.KEYSTONEUSER.refers_to(order_kinds.CONTROL_PLANE_REF, order)
 
 
 def self_written(obj: Any, field_manager: str) -> bool:
@@ -123,7 +133,7 @@ def control_plane_parts(obj: Any) -> Tuple[str, frozenset]:
     """A ControlPlane as (digest of everything but ``spec.namespaceAssignments`` and ``metadata.generation``,
     the set of its assignment entries): onboarding a namespace concerns the orders in that namespace only."""
     data = dict(obj) if isinstance(obj, Mapping) else {}
-    spec = dict(data.get("spec")) if isinstance(data.get("spec"), Mapping) else {}
+    spec = dict(data["spec"]) if isinstance(data.get("spec"), Mapping) else {}
     entries = spec.pop("namespaceAssignments", None)
     entries = entries if isinstance(entries, list) else []
     meta = dict(_meta(obj))
@@ -178,7 +188,7 @@ class EventMapper:
     def __init__(self, field_manager: str, namespaces: Iterable[str] = ()):
         self.field_manager = field_manager
         self.namespaces = frozenset(namespaces or ())
-        self.accept = None  # optional callable(namespace) -> bool
+        self.accept: Optional[Callable[[str], bool]] = None  # which namespaces' shares this replica holds
         self.index = OrderIndex()
         self.storage = StorageIndex()
         # (cluster, kind, namespace, uid) -> (fingerprint, orders, managedFields entries) of the last state seen
@@ -187,24 +197,17 @@ class EventMapper:
     # ------------------------------------------------------------------------------------------
     def keys_of(self, kind: Kind, obj: Any, cluster: str = "") -> Set[str]:
         """The orders one object state concerns (before the namespace filter)."""
-        meta = _meta(obj)
-        namespace, name = _str(meta.get("namespace")), _str(meta.get("name"))
         if not kind.triggers:
             return set()
-        if kind is KEYSTONEUSER:
-            return {order_key(namespace, name)} if name else set()
         if kind is CONTROLPLANE:
+            meta = _meta(obj)
+            namespace, name = _str(meta.get("namespace")), _str(meta.get("name"))
             return self.index.naming(namespace, name) | self.storage.of_control_plane((namespace, name))
-        if kind in (ROLE_ASSIGNMENT, APP_CREDENTIAL):
-            user = _str(_dig(obj, "spec", "userRef", "name"))
-            return {order_key(namespace, user)} if user else set()
-        if kind.label_selector != LABEL_NAME:
+        origin = origin_of(kind)
+        if origin.order is not order_kinds.KEYSTONEUSER:
             return storage_keys(self.storage, cluster, kind, obj)
-        labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
-        order_name = _str(labels.get(LABEL_NAME))
-        if not order_name:
-            return set()
-        return {order_key(_str(labels.get(LABEL_NAMESPACE)) or namespace, order_name)}
+        # the order itself, a child's owner labels, a role assignment's or application credential's userRef
+        return {order_key(namespace, name) for namespace, name in origin.orders_of(obj)}
 
     def wanted(self, key: str) -> bool:
         parsed = K.parse(key)

@@ -12,6 +12,10 @@ sync (listed, not broken since):
   with one of the orders' names (``covers`` those names), and the K-ORC Users carrying the name keys of the orders'
   own Users (``covers`` those keys: the other owners of the same Keystone user name).
 
+Which stream is which follows from the KeystoneUser's descriptor (``kinds.origin_of``): a related kind naming no
+order is sent whole, one naming orders by reference (``spec.userRef``) per namespace, a child stream by the name
+label and the lookup labels its descriptor declares.
+
 A stream that is not in sync is left out: the module lists it, as without a snapshot. A pass over more than
 ``MAX_ORDERS`` orders lists too (that many Secret GETs cost more than the lists). The snapshot's size does not grow
 with the number of orders in the cluster, only with the pass's own.
@@ -19,29 +23,16 @@ with the number of orders in the cluster, only with the pass's own.
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from .cache import Stream
+from .cache import Entry, Stream
 from .keys import KEYSTONEUSER, parse
-from .kinds import (
-    APP_CREDENTIAL,
-    CONTROLPLANE,
-    KEYSTONEUSER as KEYSTONEUSER_KIND,
-    KORC_USER,
-    LABEL_NAME,
-    NAME_KEY_LABEL,
-    PUSHSECRET,
-    ROLE_ASSIGNMENT,
-    SECRET,
-    SECRETSTORE,
-    Kind,
-)
+from .kinds import KEYSTONEUSER_KINDS, Child, Kind, origin_of
 from .watchset import WatchKey
 
 VERSION = 1
 MAX_ORDERS = 20
-STREAM_KINDS = {k.key: k for k in (CONTROLPLANE, KEYSTONEUSER_KIND, ROLE_ASSIGNMENT, APP_CREDENTIAL, SECRET, KORC_USER,
-                                   PUSHSECRET, SECRETSTORE)}
+STREAM_KINDS = {k.key: k for k in KEYSTONEUSER_KINDS}  # every stream the KeystoneUser pass reads
 
 
 def _collection(key: WatchKey, kind: Kind, items: List[Any], complete: bool = False,
@@ -69,22 +60,30 @@ def build(keys: Iterable[str], streams: Mapping[WatchKey, Stream]) -> Optional[D
         if kind is None:
             continue
         stream = streams[key]
-        if kind in (CONTROLPLANE, SECRETSTORE):
+        origin = origin_of(kind)
+        if origin.related is not None and origin.related.names is None:  # ControlPlanes, SecretStores: every one
             collections.append(_collection(key, kind, list(stream.entries.values()), complete=True))
-        elif kind is KEYSTONEUSER_KIND:
+        elif origin.related is not None:  # role assignments, application credentials: by the orders' namespaces
+            collections.append(_collection(key, kind, stream.in_namespaces(namespaces), complete=True))
+        elif origin.child is None:  # the orders
             found = [stream.entries[r] for r in sorted(wanted) if r in stream.entries]
             collections.append(_collection(key, kind, found, complete=True))
-        elif kind in (ROLE_ASSIGNMENT, APP_CREDENTIAL):
-            collections.append(_collection(key, kind, stream.in_namespaces(namespaces), complete=True))
-        elif kind is KORC_USER:
-            own = stream.labelled(LABEL_NAME, names)
-            name_keys: Set[str] = {e.labels[NAME_KEY_LABEL] for e in own if NAME_KEY_LABEL in e.labels}
-            found = {(e.namespace, e.name): e for e in own + stream.labelled(NAME_KEY_LABEL, name_keys)}
-            collections.append(_collection(key, kind, [found[r] for r in sorted(found)],
-                                           covers={LABEL_NAME: names, NAME_KEY_LABEL: name_keys}))
-        else:  # Secrets and PushSecrets labelled with an order's name
-            collections.append(_collection(key, kind, stream.labelled(LABEL_NAME, names), covers={LABEL_NAME: names}))
+        else:  # children labelled with an order's name, and (K-ORC Users) those sharing their lookup labels
+            collections.append(_children(key, kind, origin.child, stream, names))
     return {"version": VERSION, "kind": KEYSTONEUSER, "orders": refs, "collections": collections}
+
+
+def _children(key: WatchKey, kind: Kind, child: Child, stream: Stream, names: Set[str]) -> Dict[str, Any]:
+    """The children labelled with one of the orders' ``names``, and those carrying the value of a lookup label
+    (``Child.index_labels``: a K-ORC User's name key) one of them carries (the other owners of a Keystone user)."""
+    own = stream.labelled(child.name_label, names)
+    found: Dict[Tuple[str, str], Entry] = {(e.namespace, e.name): e for e in own}
+    covers: Dict[str, Iterable[str]] = {child.name_label: names}
+    for label in child.index_labels:
+        values: Set[str] = {e.labels[label] for e in own if label in e.labels}
+        found.update({(e.namespace, e.name): e for e in stream.labelled(label, values)})
+        covers[label] = values
+    return _collection(key, kind, [found[r] for r in sorted(found)], covers=covers)
 
 
 def write(snapshot: Mapping[str, Any], directory: Path, ident: str) -> Path:

@@ -18,56 +18,58 @@ change:
   BucketCredentials on its stores in the namespaces whose entries changed.
 
 ``StorageIndex`` keeps what the watches saw of the three kinds (a store's ControlPlane, an account's store and
-tenant, a credential's store) so that a store or account event can be expanded to the objects on it.
+tenant, a credential's store) so that a store or account event can be expanded to the objects on it. Each is read
+by the reference extractor of the kind's descriptor (``plugins/module_utils/orders/kinds/``), as the pass reads it:
+a credential's store is the one its admission record names, else ``spec.objectStoreRef`` (``objectstorage.claim.
+store_of``), so the controller and the pass put a credential in the same store's share; a child's order is read
+from the owner labels its descriptor declares.
 """
-from typing import Any, Dict, Iterable, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Optional, Set, Tuple
 
 from . import keys as K
-from .rawobj import dig as _dig, meta_of as _meta, text as _str
+from .collection import name_of, namespace_of, order_kinds
 from .kinds import (
-    ACCOUNT_LABEL,
     ACCOUNT_PUSHSECRET,
     ACCOUNT_SECRET,
-    BC_LABEL_NAME,
-    BC_LABEL_NAMESPACE,
     BC_PUSHSECRET,
     BC_SECRET,
     BUCKETCREDENTIAL,
     OBJECTSTORE,
     OBJECTSTOREACCOUNT,
+    ORDER_STREAMS,
+    PASS_KINDS,
     Kind,
+    origin_of,
 )
 
 ObjectKey = Tuple[str, str]  # (namespace, name)
-STORAGE_KINDS = (BUCKETCREDENTIAL, OBJECTSTORE, OBJECTSTOREACCOUNT)
+STORAGE_KINDS = tuple(k for k in ORDER_STREAMS if k in PASS_KINDS[order_kinds.OBJECTSTORAGE_PASS])
 CREDENTIAL_CHILDREN = (BC_SECRET, BC_PUSHSECRET)
 ACCOUNT_CHILDREN = (ACCOUNT_SECRET, ACCOUNT_PUSHSECRET)
 
 
 def identity(obj: Any) -> ObjectKey:
-    meta = _meta(obj)
-    return _str(meta.get("namespace")), _str(meta.get("name"))
+    return namespace_of(obj), name_of(obj)
 
 
 def credential_store(order: Any) -> ObjectKey:
-    """The ObjectStore a BucketCredential names; its namespace defaults to the order's (as the CRD's does)."""
-    return (_str(_dig(order, "spec", "objectStoreRef", "namespace")) or identity(order)[0],
-            _str(_dig(order, "spec", "objectStoreRef", "name")))
+    """The ObjectStore a BucketCredential is reconciled against: the one its admission record names, else its spec's
+    (the namespace defaulting to the order's, as the CRD's does)."""
+    return order_kinds.BUCKETCREDENTIAL.refers_to(order_kinds.STORE_REF, order)
 
 
 def account_store(account: Any) -> ObjectKey:
     """An account's store: ``spec.objectStoreRef.name`` in the account's own namespace."""
-    return identity(account)[0], _str(_dig(account, "spec", "objectStoreRef", "name"))
+    return order_kinds.OBJECTSTOREACCOUNT.refers_to(order_kinds.STORE_REF, account)
 
 
 def account_tenant(account: Any) -> Tuple[str, str]:
     """(namespace, cluster) of the tenant an account serves."""
-    return _str(_dig(account, "spec", "tenant", "namespace")), _str(_dig(account, "spec", "tenant", "cluster"))
+    return order_kinds.OBJECTSTOREACCOUNT.refers_to(order_kinds.TENANT_REF, account)
 
 
 def store_control_plane(store: Any) -> ObjectKey:
-    return (_str(_dig(store, "spec", "controlPlaneRef", "namespace")) or identity(store)[0],
-            _str(_dig(store, "spec", "controlPlaneRef", "name")))
+    return order_kinds.OBJECTSTORE.refers_to(order_kinds.CONTROL_PLANE_REF, store)
 
 
 class StorageIndex:
@@ -106,8 +108,8 @@ class StorageIndex:
             for key in [k for k in self.accounts if gone("", k[0])]:
                 del self.accounts[key]
         if kind is None or kind is BUCKETCREDENTIAL:
-            for key in [k for k in self.credentials if gone(k[0], k[1])]:
-                del self.credentials[key]
+            for credential in [k for k in self.credentials if gone(k[0], k[1])]:
+                del self.credentials[credential]
 
     def store_of(self, namespace: str, name: str) -> Optional[ObjectKey]:
         """The store of a credential ``namespace/name`` on any cluster (a key names no cluster)."""
@@ -147,28 +149,24 @@ class StorageIndex:
 
 def storage_keys(index: StorageIndex, cluster: str, kind: Kind, obj: Any) -> Set[str]:
     """The object-storage objects one object state concerns (``kind`` one of the object-storage kinds)."""
+    origin = origin_of(kind)
+    order = origin.order
+    if order is None or origin.related is not None or order.pass_name != order_kinds.OBJECTSTORAGE_PASS:
+        return set()
+    if origin.child is not None:  # a child names its owner; an account's, the tenant's credentials on its store too
+        found = set()
+        for namespace, owner in origin.child.orders_of(obj):
+            found.add(K.order_key(namespace, owner, order.kind))
+            known = index.accounts.get((namespace, owner)) if kind in ACCOUNT_CHILDREN else None
+            if known is not None:
+                found |= index.of_tenant(*known)
+        return found
+    if not order.orders_of(obj):
+        return set()
     namespace, name = identity(obj)
-    if kind is BUCKETCREDENTIAL:
-        return {K.order_key(namespace, name, K.BUCKETCREDENTIAL)} if name else set()
+    found = {K.order_key(namespace, name, order.kind)}
     if kind is OBJECTSTORE:
-        return ({K.order_key(namespace, name, K.OBJECTSTORE)} | index.on_store((namespace, name))) if name else set()
-    if kind is OBJECTSTOREACCOUNT:
-        if not name:
-            return set()
-        tenant_ns, tenant_cluster = account_tenant(obj)
-        tenant = index.of_tenant(account_store(obj), tenant_ns, tenant_cluster)
-        return {K.order_key(namespace, name, K.OBJECTSTOREACCOUNT)} | tenant
-    labels = _meta(obj).get("labels")
-    labels = labels if isinstance(labels, Mapping) else {}
-    if kind in CREDENTIAL_CHILDREN:
-        owner = _str(labels.get(BC_LABEL_NAME))
-        return {K.order_key(_str(labels.get(BC_LABEL_NAMESPACE)) or namespace, owner, K.BUCKETCREDENTIAL)} \
-            if owner else set()
-    if kind in ACCOUNT_CHILDREN:
-        owner = _str(labels.get(ACCOUNT_LABEL))
-        if not owner:
-            return set()
-        found = {K.order_key(namespace, owner, K.OBJECTSTOREACCOUNT)}
-        known = index.accounts.get((namespace, owner))
-        return found | (index.of_tenant(*known) if known is not None else set())
-    return set()
+        found |= index.on_store((namespace, name))
+    elif kind is OBJECTSTOREACCOUNT:
+        found |= index.of_tenant(account_store(obj), *account_tenant(obj))
+    return found
