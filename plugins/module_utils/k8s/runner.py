@@ -13,7 +13,8 @@ writes only what differs. Per order, in this order:
    pass; any other failure is handed to the kind's ``on_action_failure``, which decides the status to report;
 3. write the status when it differs.
 A failure on one order is reported on that order and the pass goes on; what could not be read at all (a
-cluster that cannot be listed) is reported as such, with the orders it can still name (``unreadable``).
+cluster that cannot be listed) is reported as such, with the orders it can still name (``unreadable``). Every
+order's entry is an ``orders.outcome.OrderResult``, whichever of these paths it took.
 
 Every order is decided in turn on the calling thread (the core is pure and fast; a converged pass ends there).
 The orders that have something to write are carried out by a small pool of workers (``workers``; a source says
@@ -24,19 +25,21 @@ first, while different orders' writes overlap. Each client bounds its own reques
 """
 from __future__ import annotations
 
+import functools
 import gc
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple, TypeVar, Union
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.executor import Execution, execute, status_patch
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import Resource
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import OrderResult
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Decision
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.summary import order_result
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import name_of, namespace_of
 
 
 class OrderSource(Protocol):
@@ -52,13 +55,13 @@ class OrderSource(Protocol):
     def on_action_failure(self, decision: Decision, action: Any, error: ActionError) -> Decision: ...
     def with_live(self, snapshot: Any, live: Mapping[str, Any]) -> Any: ...
     def live_objects(self, snapshot: Any) -> List[Mapping[str, Any]]: ...
-    def unreadable(self) -> List[Dict[str, Any]]: ...
+    def unreadable(self) -> List[OrderResult]: ...
     def read_errors(self) -> List[Dict[str, str]]: ...
 
 
 @dataclass
 class PassResult:
-    orders: List[Dict[str, Any]] = field(default_factory=list)
+    results: List[OrderResult] = field(default_factory=list)
     clusters: List[Dict[str, Any]] = field(default_factory=list)  # clusters (or parts) that could not be read
     changed: bool = False
     errors: int = 0
@@ -66,21 +69,25 @@ class PassResult:
     diff: List[Dict[str, Any]] = field(default_factory=list)
     duration: float = 0.0
 
-    def record(self, entry: Dict[str, Any]) -> None:
-        self.orders.append(entry)
-        if entry.get("error"):
+    @property
+    def orders(self) -> List[Dict[str, Any]]:
+        """The per-order entries as the modules return them (``OrderResult.to_dict``)."""
+        return [result.to_dict() for result in self.results]
+
+    def record(self, entry: OrderResult) -> None:
+        self.results.append(entry)
+        if entry.error:
             self.errors += 1
-        self.changed = self.changed or bool(entry.get("changed"))
-        wait = entry.get("requeue_after")
+        self.changed = self.changed or entry.changed
+        wait = entry.requeue_after
         if wait is not None and (self.requeue_after is None or wait < self.requeue_after):
             self.requeue_after = wait
 
 
-def _internal_error(source: OrderSource, cluster: str, order: Mapping[str, Any], exc: Exception) -> Dict[str, Any]:
-    meta = order.get("metadata") or {}
-    return {"kind": source.kind, "name": meta.get("name", ""), "namespace": meta.get("namespace", ""),
-            "cluster": cluster, "ready": False, "changed": False, "actions": [], "status_written": False,
-            "requeue_after": None, "error": f"internal error: {type(exc).__name__}"}
+def _internal_error(source: OrderSource, cluster: str, order: Mapping[str, Any], exc: Exception) -> OrderResult:
+    """A bug in the core: reported on that order, by type only (its text may hold data); no retry of its own."""
+    return OrderResult.failed(source.kind, name_of(order), namespace_of(order), cluster,
+                              f"internal error: {type(exc).__name__}", retry=None)
 
 
 def _write_status(service: Any, resource: Resource, order: Mapping[str, Any], decision: Decision,
@@ -100,6 +107,7 @@ def _write_status(service: Any, resource: Resource, order: Mapping[str, Any], de
 
 PASS_WORKERS = 8  # orders whose writes run side by side (each client also bounds its requests in flight)
 Outcome = Tuple[Decision, Execution, bool, Optional[str]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -107,13 +115,13 @@ class Settled:
     """An order with nothing to write, reported at once: its decision (snapshot references, summary, fields) is not
     kept until the last order has been decided, which in a converged pass over thousands of orders is most of what
     the pass holds besides the lists."""
-    entry: Dict[str, Any]
+    entry: OrderResult
 
 
-def result_entry(outcome: Outcome) -> Dict[str, Any]:
+def result_entry(outcome: Outcome) -> OrderResult:
     decision, run, written, status_error = outcome
     errors = [e for e in (decision.summary.get("error"), status_error) if e]
-    return order_result(decision, run.done, written, "; ".join(errors) or None)
+    return OrderResult.of_decision(decision, run.done, written, "; ".join(errors) or None)
 
 
 def decide_order(source: OrderSource, cluster: str, order: Mapping[str, Any], now: datetime) -> Tuple[Any, Decision]:
@@ -142,7 +150,7 @@ def reconcile_order(source: OrderSource, services: Mapping[str, Any], cluster: s
     return carry_out(source, services, cluster, order, snapshot, decision, redactor)
 
 
-def _guarded(work: Callable[[], Outcome]) -> Any:
+def _guarded(work: Callable[[], T]) -> Union[T, Exception]:
     """The outcome, or the exception a bug in the core raised (reported on that order only)."""
     try:
         return work()
@@ -170,8 +178,9 @@ def _outcomes(source: OrderSource, services: Mapping[str, Any], orders: List[Tup
             pending.append((index, cluster, order, snapshot, decision))
     if pending:
         with ThreadPoolExecutor(max_workers=min(workers, len(pending)), thread_name_prefix="c5c3-pass") as pool:
-            futures = [(index, pool.submit(_guarded, lambda c=cluster, o=order, s=snapshot, d=decision: carry_out(
-                source, services, c, o, s, d, redactor))) for index, cluster, order, snapshot, decision in pending]
+            futures = [(index, pool.submit(_guarded, functools.partial(
+                carry_out, source, services, cluster, order, snapshot, decision, redactor)))
+                for index, cluster, order, snapshot, decision in pending]
             for index, future in futures:
                 outcomes[index] = future.result()
     return outcomes
@@ -201,11 +210,11 @@ def run_pass(source: OrderSource, services: Mapping[str, Any], redactor: Redacto
         if isinstance(outcome, Settled):  # nothing written, nothing changed: no diff either
             result.record(outcome.entry)
             continue
-        decision, run, written, _status_error = outcome
+        decision, run, _written, _status_error = outcome
         entry = result_entry(outcome)
         result.record(entry)
-        if want_diff and entry["changed"]:
-            where = f"{entry['namespace']}/{entry['name']}"
+        if want_diff and entry.changed:
+            where = f"{entry.namespace}/{entry.name}"
             result.diff.append({
                 "before": {"order": where, "status": order.get("status") or {}},
                 "after": {"order": where,

@@ -5,11 +5,11 @@
 
 A summary names the order, its readiness and reasons, and its actions one line each; it never holds a
 manifest or a secret (actions are described by kind, name and why). ``decision_summary`` is what the core
-attaches to a decision; ``order_result`` adds what running it did and is what a module returns per order.
+attaches to a decision; ``outcome.OrderResult`` adds what running it did and is what a module returns per order.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import Decision, describe
 
@@ -33,22 +33,3 @@ def decision_summary(decision: Decision) -> Dict[str, Any]:
     if context is not None:
         summary.update(context.fields.summary())
     return summary
-
-
-def order_result(decision: Decision, done: List[str], status_written: bool, error: Optional[str]) -> Dict[str, Any]:
-    """The per-order entry of a module's result: the decision as reported, and what was carried out."""
-    summary = decision.summary
-    wait = decision.requeue_after
-    result = {key: summary[key] for key in ("name", "namespace", "cluster") if key in summary}
-    result.update({
-        "kind": summary.get("kind", ""),
-        "ready": decision.ready,
-        "reasons": dict(decision.reasons),
-        "changed": bool(done) or status_written,
-        "actions": list(done),
-        "status_written": status_written,
-        "requeue_after": wait.total_seconds() if wait is not None else None,
-    })
-    if error:
-        result["error"] = error
-    return result

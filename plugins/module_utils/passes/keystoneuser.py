@@ -4,7 +4,9 @@
 """What a KeystoneUser pass reads, and each order's snapshot built from it.
 
 Reads follow the access contract (docs/install.md): nothing Secret-bearing is listed cluster-wide, and a target
-cluster is read only in the namespaces assigned on it.
+cluster is read only in the namespaces assigned on it. The skeleton -- discovery, the ControlPlanes, the orders per
+cluster and namespace, the delivered Secrets, what could not be read -- is ``passes/reader.py``'s, shared with the
+object-storage pass; this module adds what a KeystoneUser needs beside its orders.
 
 Management cluster: ``controlplanes``, ``keystoneusers`` and the two credential-order kinds cluster-wide; in each
 ControlPlane namespace an order needs: Secrets, K-ORC Users and PushSecrets carrying ``c5c3.io/keystoneuser-name``,
@@ -15,7 +17,7 @@ selector (``c5c3.io/keystoneuser-name in (...)``) and reads only those orders' n
 
 Every list may fail on its own (``k8s.reads``): the orders that need it get the error through their snapshot's
 ``read_failures``, a cluster that cannot be read at all is reported with the orders the management cluster's
-children still name, and everything else is reconciled normally.
+children still name (``PassReader.unreadable_orders``), and everything else is reconciled normally.
 """
 from __future__ import annotations
 
@@ -25,7 +27,6 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.reads import Listing, guarded_list
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import collision, snapshot as parts
@@ -34,10 +35,11 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.naming im
     LABEL_NAME,
     LABEL_NAMESPACE,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.reconcile import on_action_failure, reconcile
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import refs_of
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.snapshot import Snapshot
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import kinds as order_kinds
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import OrderResult
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Decision
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     is_deleting,
@@ -45,7 +47,11 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     name_of,
     namespace_of,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.requeue import ERROR_RETRY
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import (
+    ClusterReads,
+    PassReader,
+    assigned_namespaces,
+)
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.snapshot import CachedReads
 
@@ -59,61 +65,12 @@ def child_selector(order_names: Optional[Set[str]]) -> str:
     return f"{LABEL_NAME} in ({','.join(sorted(order_names))})"
 
 
-def assigned_namespaces(control_planes: Iterable[Mapping[str, Any]], cluster: str) -> Set[str]:
-    """Every namespace some ControlPlane assigns on ``cluster`` ("" = management)."""
-    found: Set[str] = set()
-    for raw in control_planes:
-        found.update(ns for ns, on in read_control_plane(raw).assignments if on == cluster)
-    return found
-
-
-class ClusterReads:
-    """One cluster's orders and the objects beside them, by namespace."""
-
-    def __init__(self, name: str, service: Any) -> None:
-        self.name = name
-        self.service = service
-        self.served: frozenset = frozenset()
-        self.error: Optional[str] = None          # the cluster could not be read at all
-        self.orders: List[Mapping[str, Any]] = []
-        self.listed: List[Mapping[str, Any]] = []  # every order listed, wanted or not: the rivals are drawn from it
-        self.order_failures: Dict[str, str] = {}  # namespace -> why its orders could not be listed
-        self.secrets: Dict[str, Listing] = {}     # namespace -> labelled Secrets
-        self._secret_names: Dict[str, Dict[str, Mapping[str, Any]]] = {}  # namespace -> name -> Secret (lazily)
-        self.role_assignments: Dict[str, Listing] = {}
-        self.app_credentials: Dict[str, Listing] = {}
-        self.read_namespaces: Set[str] = set()   # a target's namespaces read: assigned, and draining
-        self.listed_from: Set[str] = set()       # the namespaces whose orders were listed ("" = cluster-wide)
-
-    def serves(self, resource: R.Resource) -> bool:
-        return resource.plural in self.served
-
-    def secret_named(self, namespace: str, name: str) -> Optional[Mapping[str, Any]]:
-        """The listed Secret ``name`` in ``namespace`` (the first, as listed), found through an index built once per
-        namespace: looking through the list for each order made a pass quadratic in its orders."""
-        index = self._secret_names.get(namespace)
-        if index is None:
-            listing = self.secrets.get(namespace)
-            index = {}
-            for secret in listing.items if listing is not None else ():
-                index.setdefault(name_of(secret), secret)
-            self._secret_names[namespace] = index
-        return index.get(name)
-
-    def discover(self) -> bool:
-        try:
-            self.served = self.service.served(R.C5C3)
-        except KubeError as exc:
-            self.error = f"cluster {self.name or 'management'} cannot be read: {exc.summary()}"
-            return False
-        return True
-
-
-class KeystoneUserSource:
+class KeystoneUserSource(PassReader):
     """The KeystoneUser ``OrderSource`` of ``k8s.runner``."""
 
-    kind = "KeystoneUser"
-    resource = R.KEYSTONEUSER
+    descriptor = order_kinds.KEYSTONEUSER  # the kind's resource, decide and failure functions (orders/kinds/)
+    kind = descriptor.kind
+    resource = descriptor.resource
     # Each order's snapshot is built from the lists alone and its decision touches nothing shared, so the runner
     # may carry out several orders' actions side by side (each order's own actions stay in order).
     concurrent_orders = True
@@ -121,15 +78,11 @@ class KeystoneUserSource:
     def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection,
                  new_password: Callable[[], str], redactor: Redactor,
                  keystone_internal_urls: Optional[Mapping[str, str]] = None) -> None:
-        self.clusters = [ClusterReads("", management)] + [ClusterReads(n, s) for n, s in sorted(targets.items())]
-        self.selection = selection
+        super().__init__(management, targets, selection, redactor)
         self.limited = selection.limited
         self.new_password = new_password
-        self.redactor = redactor
         self.internal_urls = dict(keystone_internal_urls or {})
-        self.control_planes: Dict[Tuple[str, str], Mapping[str, Any]] = {}
         self._cp_views: Dict[Tuple[str, str], Any] = {}  # each ControlPlane read once for the whole pass
-        self.cp_error: Optional[str] = None
         self.children: Dict[Tuple[str, str, str], List[Mapping[str, Any]]] = defaultdict(list)
         self.children_failures: Dict[str, str] = {}       # ControlPlane namespace -> error
         self.stores: Dict[str, Dict[str, Mapping[str, Any]]] = {}
@@ -141,70 +94,38 @@ class KeystoneUserSource:
 
     # -- reads -------------------------------------------------------------------------------------
     def read(self) -> None:
-        management = self.clusters[0]
-        if not management.discover():
-            for target in self.clusters[1:]:
-                target.error = (f"cluster {target.name} is not read: its namespaces come from the ControlPlanes, "
-                                f"and {management.error}")
+        cps = self.read_control_planes()
+        if cps is None:
             return
-        cps = guarded_list(management.service, R.CONTROLPLANE) if management.serves(R.CONTROLPLANE) else Listing("")
-        if not cps.ok:
-            self.cp_error = cps.error
-        self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
         if self.selection.shard_count and not self.limited:
             self.orders_listed_at = datetime.now(timezone.utc)
-        self._read_orders(management, cps, set())
+        self._read_orders(self.management, cps, set())
         if self.limited:  # the selection names its orders' namespaces: read them on targets even when withdrawn
-            wanted = set(self.selection.namespaces) | {o.split("/", 1)[0] for o in self.selection.orders}
-            self._read_targets(cps, lambda _target: wanted)
+            wanted = self.selected_namespaces()
+            self.read_targets(lambda target: self._read_orders(target, cps, wanted))
             self._read_children(child_selector({name_of(o) for c in self.clusters for o in c.orders}))
         else:  # children first: a target's withdrawn namespace whose orders still have children is read too
             self._read_children(LABEL_NAME)
-            self._read_targets(cps, self._draining)
+            self.read_targets(lambda target: self._read_orders(target, cps, self._draining(target)))
             self._read_children(LABEL_NAME)  # a target's teardown may name a ControlPlane namespace not read yet
         for cluster in self.clusters:
             if cluster.error is None:
                 self._read_beside_orders(cluster, LABEL_NAME if not self.limited else child_selector(
-                    {name_of(o) for c in self.clusters for o in c.orders}), cps.items)
+                    {name_of(o) for c in self.clusters for o in c.orders}))
         if self.selection.shard_count and self.limited:
             self._list_rivals_for_new_claims(cps)
         self._index_rivals()
-
-    def _read_targets(self, cps: Listing, extra: Callable[[ClusterReads], Set[str]]) -> None:
-        for target in self.clusters[1:]:
-            if self.cp_error:
-                target.error = f"cluster {target.name} is not read: {self.cp_error}"
-            elif target.discover():
-                self._read_orders(target, cps, extra(target))
 
     def _draining(self, target: ClusterReads) -> Set[str]:
         """The namespaces of a target whose assignment was withdrawn while orders there still have children: their
         teardown must run, and the access sync keeps the grant there until it has (draining)."""
         return {namespace for cluster, namespace, _name in self.children if cluster == target.name}
 
-    def _read_orders(self, cluster: ClusterReads, cps: Listing, extra: Set[str]) -> None:
-        if not cluster.serves(R.KEYSTONEUSER):
-            return
-        if cluster.name == "":
-            listing = guarded_list(cluster.service, R.KEYSTONEUSER)
-            if not listing.ok:
-                cluster.error = listing.error
-            cluster.listed = list(listing.items)
-            cluster.listed_from = {""}
-            cluster.orders = [o for o in listing.items if self.selection.wants(namespace_of(o), name_of(o))]
-            return
-        cluster.read_namespaces = assigned_namespaces(cps.items, cluster.name) | extra
-        # a sharded pass lists the other shares' orders too: they rank against its own for a user name (collision)
-        reach = self.selection.unsharded()
-        for namespace in sorted(cluster.read_namespaces):
-            if not reach.may_want_namespace(namespace):
-                continue
-            listing = guarded_list(cluster.service, R.KEYSTONEUSER, namespace, cluster=cluster.name)
-            if not listing.ok and self.selection.may_want_namespace(namespace):
-                cluster.order_failures[namespace] = listing.error or ""
-            cluster.listed += listing.items
-            cluster.listed_from.add(namespace)
-            cluster.orders += [o for o in listing.items if self.selection.wants(namespace, name_of(o))]
+    def _read_orders(self, cluster: ClusterReads, cps: List[Mapping[str, Any]], extra: Set[str]) -> None:
+        # a sharded pass lists the other shares' orders too: they rank against its own for a user name (collision);
+        # a failed list is this pass's error only where its own shares may hold orders
+        self.list_orders(cluster, R.KEYSTONEUSER, cps, extra, reach=self.selection.unsharded(), report=self.selection)
+        cluster.orders = [o for o in cluster.listed if self.selection.wants(namespace_of(o), name_of(o))]
 
     def _cp_namespaces(self) -> Set[str]:
         """The ControlPlane namespaces whose children the pass needs: every ControlPlane's (a limited pass: those
@@ -258,16 +179,12 @@ class KeystoneUserSource:
             self.owners[(namespace, labels.get(collision.NAME_KEY_LABEL, ""))].add(
                 (labels.get(LABEL_CLUSTER, ""), labels.get(LABEL_NAMESPACE, ""), labels.get(LABEL_NAME, "")))
 
-    def _read_beside_orders(self, cluster: ClusterReads, selector: str, cps: List[Mapping[str, Any]]) -> None:
+    def _read_beside_orders(self, cluster: ClusterReads, selector: str) -> None:
+        self.read_delivered(cluster, selector)
         holding = {namespace_of(o) for o in cluster.orders}
-        assigned = assigned_namespaces(cps, cluster.name) | cluster.read_namespaces
-        for namespace in sorted(holding & assigned):
-            listing = guarded_list(cluster.service, R.SECRET, namespace, selector, cluster.name)
-            for secret in listing.items:
-                self.redactor.add_secret(secret)
-            cluster.secrets[namespace] = listing
         if not holding:
             return
+        assigned = self.readable_namespaces(cluster)
         for resource, index in ((R.ROLE_ASSIGNMENT, cluster.role_assignments),
                                 (R.APP_CREDENTIAL, cluster.app_credentials)):
             if not cluster.serves(resource):
@@ -281,7 +198,7 @@ class KeystoneUserSource:
                 for namespace in sorted(holding & assigned):
                     index[namespace] = guarded_list(cluster.service, resource, namespace, cluster=cluster.name)
 
-    def _list_rivals_for_new_claims(self, cps: Listing) -> None:
+    def _list_rivals_for_new_claims(self, cps: List[Mapping[str, Any]]) -> None:
         """A sharded targeted pass (its orders may come from the controller's watch cache, which can lag behind an
         order another replica's share just got) lists every order, on every cluster, once one of its orders holds
         no User yet: a new claim ranks against all of them (``collision.settle_wait``). An order that holds its
@@ -300,7 +217,7 @@ class KeystoneUserSource:
                 listings = [] if "" in done else [guarded_list(service, R.KEYSTONEUSER)]
             else:
                 listings = [guarded_list(service, R.KEYSTONEUSER, namespace, cluster=cluster.name)
-                            for namespace in sorted(assigned_namespaces(cps.items, cluster.name) - done)]
+                            for namespace in sorted(assigned_namespaces(cps, cluster.name) - done)]
             known = {(namespace_of(o), name_of(o)) for o in cluster.listed}
             cluster.listed += [o for listing in listings for o in listing.items
                                if (namespace_of(o), name_of(o)) not in known]
@@ -317,7 +234,7 @@ class KeystoneUserSource:
                 yield cluster.name, order
 
     def snapshot(self, cluster_name: str, order: Mapping[str, Any], now: datetime) -> Snapshot:
-        cluster = next(c for c in self.clusters if c.name == cluster_name)
+        cluster = self.cluster(cluster_name)
         namespace, name = namespace_of(order), name_of(order)
         refs = refs_of(order, cluster_name)
         failures: Dict[str, str] = {}
@@ -373,10 +290,11 @@ class KeystoneUserSource:
         return list(listing.items)
 
     def reconcile(self, snapshot: Snapshot) -> Decision:
-        return reconcile(snapshot)
+        return self.descriptor.decide(snapshot)
 
     def on_action_failure(self, decision: Decision, action: Any, error: ActionError) -> Decision:
-        return on_action_failure(decision, action, error)
+        failure = self.descriptor.on_action_failure
+        return failure(decision, action, error) if failure is not None else decision
 
     def with_live(self, snapshot: Snapshot, live: Mapping[str, Any]) -> Snapshot:
         return replace(snapshot, delivered=live)
@@ -384,26 +302,7 @@ class KeystoneUserSource:
     def live_objects(self, snapshot: Snapshot) -> List[Mapping[str, Any]]:
         return list(snapshot.children)
 
-    # -- what could not be read -----------------------------------------------------------------------
-    def read_errors(self) -> List[Dict[str, str]]:
-        errors = [{"cluster": c.name, "error": c.error} for c in self.clusters if c.error]
-        errors += [{"cluster": c.name, "namespace": ns, "error": e}
-                   for c in self.clusters for ns, e in sorted(c.order_failures.items())]
-        return errors
-
-    def unreadable(self) -> List[Dict[str, Any]]:
+    # -- what could not be read (``read_errors``: the reader's) ---------------------------------------
+    def unreadable(self) -> List[OrderResult]:
         """The orders of a cluster (or namespace) that could not be listed, as named by their children."""
-        entries = []
-        for cluster in self.clusters:
-            if cluster.error is None and not cluster.order_failures:
-                continue
-            named = {(ns, n) for (cl, ns, n) in self.children if cl == cluster.name and self.selection.wants(ns, n)}
-            for namespace, name in sorted(named):
-                if cluster.error is None and namespace not in cluster.order_failures:
-                    continue
-                error = cluster.error or cluster.order_failures[namespace]
-                entries.append({"kind": self.kind, "name": name, "namespace": namespace, "cluster": cluster.name,
-                                "ready": False, "reasons": {}, "changed": False, "actions": [],
-                                "status_written": False, "requeue_after": ERROR_RETRY.total_seconds(),
-                                "error": error})
-        return entries
+        return self.unreadable_orders(self.kind, self.children)

@@ -8,8 +8,9 @@ create, then the accounts, then the BucketCredentials -- and each later kind see
 pass settled them*: a status the pass has just written replaces the status it listed, so a store probed ready
 is used by its accounts in the same pass, and an account set up by it is used by its credentials.
 
-Reads follow the access contract (docs/install.md), as the KeystoneUser pass does: nothing Secret-bearing is
-listed cluster-wide and a target cluster is read only in the namespaces a ControlPlane assigns on it.
+Reads follow the access contract (docs/install.md) through the skeleton the KeystoneUser pass uses too
+(``passes/reader.py``): nothing Secret-bearing is listed cluster-wide and a target cluster is read only in the
+namespaces a ControlPlane assigns on it.
 - management: ``controlplanes`` and ``bucketcredentials`` cluster-wide; in each ControlPlane namespace
   ``objectstores`` and ``objectstoreaccounts``, and where they (or an order) are: Secrets and PushSecrets carrying
   ``c5c3.io/objectstoreaccount-name``, those carrying ``c5c3.io/bucketcredential-name``, the SecretStores, and one
@@ -17,6 +18,8 @@ listed cluster-wide and a target cluster is read only in the namespaces a Contro
   orders: the Secrets carrying ``c5c3.io/bucketcredential-name`` (the delivered ``<name>-s3``);
 - target ``t``: in each namespace assigned on ``t``: its BucketCredentials and the labelled Secrets.
 Gateway reads are made per object, in ``snapshot``, only when the core will use them (``passes.gateways``).
+The accounts the pass creates (the short path) are ``Create`` actions like every other write
+(``passes/accounts.py``).
 
 A pass limited to namespaces or orders (``Selection``) reconciles the credentials it names and the stores and
 accounts they depend on, and the stores and accounts it names itself. A sharded pass (a controller replica's)
@@ -29,11 +32,11 @@ import json
 from collections import defaultdict
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.reads import Listing, guarded_list
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.reads import guarded_list
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import PassResult, run_pass
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import claim
@@ -47,11 +50,14 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot
     CredentialSnapshot,
     StoreSnapshot,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec import parse_credential, parse_store
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec import parse_store
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store import StoreView, read_store
+from ansible_collections.c5c3.orders.plugins.module_utils.orders import kinds as order_kinds
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.kinds import OrderKind
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import OrderSpecError
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import OrderResult
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import ActionError, Decision
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     dig,
@@ -61,9 +67,9 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     namespace_of,
     text,
 )
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.requeue import ERROR_RETRY
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.accounts import AccountCreation
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.gateways import Gateways
-from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import ClusterReads, assigned_namespaces
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import ClusterReads, PassReader
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 
 ObjectKey = Tuple[str, str]  # (namespace, name)
@@ -83,20 +89,17 @@ def account_store(account: Mapping[str, Any]) -> ObjectKey:
     return namespace_of(account), text(dig(account, "spec", "objectStoreRef", "name"))
 
 
-class ObjectStorageReads:
+class ObjectStorageReads(PassReader):
     """Everything one object-storage pass lists, indexed, and the objects as the pass has settled them."""
+
+    reports_control_plane_error = True
 
     def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection, redactor: Redactor,
                  gateways: Gateways) -> None:
-        self.clusters = [ClusterReads("", management)] + [ClusterReads(n, s) for n, s in sorted(targets.items())]
-        self.selection = selection
+        super().__init__(management, targets, selection, redactor)
         self.reach = selection.unsharded()  # what a sharded pass reads: the credentials are held by their store
-        self.redactor = redactor
         self.gateways = gateways
         self.done = False
-        self.listed: Dict[str, List[Mapping[str, Any]]] = defaultdict(list)  # cluster -> every order listed
-        self.control_planes: Dict[ObjectKey, Mapping[str, Any]] = {}
-        self.cp_error: Optional[str] = None
         self.stores: Dict[ObjectKey, Mapping[str, Any]] = {}
         self.accounts: Dict[ObjectKey, Mapping[str, Any]] = {}
         self.namespace_failures: Dict[str, str] = {}   # ControlPlane namespace -> stores/accounts not listed
@@ -111,42 +114,28 @@ class ObjectStorageReads:
         self.created: Dict[ObjectKey, str] = {}        # accounts this pass created -> the action line
         self.namespace_uids: Dict[Tuple[str, str], Tuple[Optional[str], str]] = {}  # (cluster, ns) -> (uid, error)
 
-    @property
-    def management(self) -> ClusterReads:
-        return self.clusters[0]
-
     # -- lists --------------------------------------------------------------------------------------------
     def read(self) -> None:
         if self.done:
             return
         self.done = True
-        management = self.management
-        if not management.discover():
-            for target in self.clusters[1:]:
-                target.error = (f"cluster {target.name} is not read: its namespaces come from the ControlPlanes, "
-                                f"and {management.error}")
+        cps = self.read_control_planes()
+        if cps is None:
             return
-        cps = guarded_list(management.service, R.CONTROLPLANE) if management.serves(R.CONTROLPLANE) else Listing("")
-        if not cps.ok:
-            self.cp_error = cps.error
-        self.control_planes = {(namespace_of(cp), name_of(cp)): cp for cp in cps.items}
-        self._read_orders(management, cps.items, set())
+        self._read_orders(self.management, cps, set())
         for namespace in sorted({key[0] for key in self.control_planes}):
             self._read_platform(namespace)
         if self.selection.limited:  # the selection names its orders' namespaces: read them even when withdrawn
-            wanted = set(self.selection.namespaces) | {o.split("/", 1)[0] for o in self.selection.orders}
+            wanted = self.selected_namespaces()
 
             def extra(_target: ClusterReads) -> Set[str]:
                 return wanted
+            choose: Callable[[ClusterReads], Set[str]] = extra
         else:  # children first: a target's withdrawn namespace whose orders still have children is read too
             for namespace in sorted({key[0] for key in self.control_planes}):
                 self._read_children(namespace)
-            extra = self._draining
-        for target in self.clusters[1:]:
-            if self.cp_error:
-                target.error = f"cluster {target.name} is not read: {self.cp_error}"
-            elif target.discover():
-                self._read_orders(target, cps.items, extra(target))
+            choose = self._draining
+        self.read_targets(lambda target: self._read_orders(target, cps, choose(target)))
         self._choose()
         for namespace in sorted(self._children_namespaces() - set(self.secret_stores)):  # each namespace once
             self._read_children(namespace)
@@ -154,10 +143,10 @@ class ObjectStorageReads:
             self._read_admin_secret(key)
         for cluster in self.clusters:
             if cluster.error is None:
-                self._read_delivered(cluster, cps.items)
-        for cluster_name, orders in self.listed.items():
-            for order in orders:
-                self.rivals[(*store_ref(order), claim.bucket_of(order))].append((cluster_name, order))
+                self.read_delivered(cluster, LABELS.name)
+        for cluster in self.clusters:
+            for order in cluster.listed:
+                self.rivals[store_ref(order) + (claim.bucket_of(order),)].append((cluster.name, order))
 
     def _draining(self, target: ClusterReads) -> Set[str]:
         """A target's namespaces whose assignment was withdrawn while orders there still have children: their
@@ -165,23 +154,9 @@ class ObjectStorageReads:
         return {namespace for cluster, namespace, _name in self.credential_children if cluster == target.name}
 
     def _read_orders(self, cluster: ClusterReads, cps: List[Mapping[str, Any]], extra: Set[str]) -> None:
-        if not cluster.serves(R.BUCKETCREDENTIAL):
-            return
-        if cluster.name == "":
-            listing = guarded_list(cluster.service, R.BUCKETCREDENTIAL)
-            if not listing.ok:
-                cluster.error = listing.error
-            self.listed[""] = list(listing.items)
-        else:
-            cluster.read_namespaces = assigned_namespaces(cps, cluster.name) | extra
-            for namespace in sorted(cluster.read_namespaces):
-                if not self.reach.may_want_namespace(namespace):
-                    continue
-                listing = guarded_list(cluster.service, R.BUCKETCREDENTIAL, namespace, cluster=cluster.name)
-                if not listing.ok:
-                    cluster.order_failures[namespace] = listing.error or ""
-                self.listed[cluster.name] += listing.items
-        cluster.orders = [o for o in self.listed[cluster.name] if self.wants_credential(o)]
+        # a credential is held by its store's share, so a failed list anywhere the pass reads may hide its orders
+        self.list_orders(cluster, R.BUCKETCREDENTIAL, cps, extra, reach=self.reach, report=self.reach)
+        cluster.orders = [o for o in cluster.listed if self.wants_credential(o)]
 
     def wants_credential(self, order: Mapping[str, Any]) -> bool:
         """Whether the pass reconciles a BucketCredential: a sharded pass by the share of its store's namespace, where
@@ -217,10 +192,10 @@ class ObjectStorageReads:
             for order in cluster.orders:
                 store = store_ref(order)
                 self.wanted_stores.add(store)
-                account = account_core.account_for(list(self.accounts.values()), *store, namespace_of(order),
+                serving = account_core.account_for(list(self.accounts.values()), *store, namespace_of(order),
                                                    cluster.name)
-                if account is not None:
-                    self.wanted_accounts.add((namespace_of(account), name_of(account)))
+                if serving is not None:
+                    self.wanted_accounts.add((namespace_of(serving), name_of(serving)))
         self.wanted_stores &= set(self.stores)
 
     def _children_namespaces(self) -> Set[str]:
@@ -243,8 +218,8 @@ class ObjectStorageReads:
                 if naming.ACCOUNT_LABEL in labels:
                     self.account_children[(namespace, labels[naming.ACCOUNT_LABEL])].append(obj)
                 elif LABELS.cluster in labels:  # not a delivered Secret of an order living in this namespace
-                    key = (labels[LABELS.cluster], labels.get(LABELS.namespace, ""), labels.get(LABELS.name, ""))
-                    self.credential_children[key].append(obj)
+                    owner = (labels[LABELS.cluster], labels.get(LABELS.namespace, ""), labels.get(LABELS.name, ""))
+                    self.credential_children[owner].append(obj)
         stores = guarded_list(service, R.SECRETSTORE, namespace)
         if not stores.ok:
             self.store_failures[namespace] = stores.error or ""
@@ -273,14 +248,6 @@ class ObjectStorageReads:
             return
         self.gateways.add_store(spec, secret)
 
-    def _read_delivered(self, cluster: ClusterReads, cps: List[Mapping[str, Any]]) -> None:
-        holding = {namespace_of(o) for o in cluster.orders}
-        for namespace in sorted(holding & (assigned_namespaces(cps, cluster.name) | cluster.read_namespaces)):
-            listing = guarded_list(cluster.service, R.SECRET, namespace, LABELS.name, cluster.name)
-            for secret in listing.items:
-                self.redactor.add_secret(secret)
-            cluster.secrets[namespace] = listing
-
     # -- what the sources look up ---------------------------------------------------------------------------
     def store_view(self, key: ObjectKey) -> Optional[StoreView]:
         view = read_store(self.stores.get(key))
@@ -305,7 +272,9 @@ class ObjectStorageReads:
         """The tenant's BucketCredentials on the account's store, from the tenant's cluster (every one listed)."""
         tenant = (text(dig(account, "spec", "tenant", "namespace")), text(dig(account, "spec", "tenant", "cluster")))
         store = account_store(account)
-        return [o for o in self.listed.get(tenant[1], ()) if namespace_of(o) == tenant[0] and store_ref(o) == store]
+        cluster = self.find(tenant[1])
+        return [o for o in (cluster.listed if cluster is not None else ()) if namespace_of(o) == tenant[0]
+                and store_ref(o) == store]
 
     def namespace_uid(self, cluster: str, namespace: str) -> Tuple[Optional[str], str]:
         """The tenant Namespace's uid on its cluster: ("", "") when there is none, (None, why) when it could not be
@@ -317,7 +286,7 @@ class ObjectStorageReads:
         return self.namespace_uids[key]
 
     def _read_namespace_uid(self, cluster: str, namespace: str) -> Tuple[Optional[str], str]:
-        reads = next((c for c in self.clusters if c.name == cluster), None)
+        reads = self.find(cluster)
         if reads is None:
             return None, f"cluster {cluster} is not registered"
         if reads.error:
@@ -341,6 +310,7 @@ class ObjectStorageReads:
                 index[key] = obj
 
     def add_account(self, account: Mapping[str, Any], line: str) -> None:
+        """An account the pass created (as the API server returned it): decided, set up and used in this pass."""
         key = (namespace_of(account), name_of(account))
         self.accounts[key] = account
         self.wanted_accounts.add(key)
@@ -348,59 +318,18 @@ class ObjectStorageReads:
 
     # -- what could not be read -------------------------------------------------------------------------------
     def read_errors(self) -> List[Dict[str, str]]:
-        errors = [{"cluster": c.name, "error": c.error} for c in self.clusters if c.error]
-        if self.cp_error and not self.management.error:
-            errors.append({"cluster": "", "error": self.cp_error})
-        errors += [{"cluster": c.name, "namespace": ns, "error": e}
-                   for c in self.clusters for ns, e in sorted(c.order_failures.items())]
+        """The reader's (the ControlPlane list included), then the ControlPlane namespaces whose stores or accounts
+        could not be listed."""
+        errors = super().read_errors()
         errors += [{"cluster": "", "namespace": ns, "error": e} for ns, e in sorted(self.namespace_failures.items())]
         return errors
-
-
-def create_missing_accounts(reads: ObjectStorageReads, service: Any) -> List[Dict[str, Any]]:
-    """The short path: the first admitted order of a tenant on a ready store gets the tenant an
-    ObjectStoreAccount (``account.missing_account``). Created ones join the pass's accounts at once; the
-    entries returned are the creations that failed (each an order result with ``error``)."""
-    failed: List[Dict[str, Any]] = []
-    for cluster in reads.clusters:
-        for order in cluster.orders:
-            if is_deleting(order):
-                continue
-            try:
-                spec = parse_credential(order)
-            except OrderSpecError:
-                continue
-            key = (spec.store_namespace, spec.store_name)
-            view = reads.store_view(key)
-            if view is None or not view.ready or key[0] in reads.namespace_failures \
-                    or not reads.admitted(order, cluster.name, view):
-                continue
-            if reads.account_of(key, spec.identity.namespace, cluster.name) is not None:
-                continue
-            uid, _error = reads.namespace_uid(cluster.name, spec.identity.namespace)  # unread: bound once read
-            manifest = account_core.missing_account(view, spec.identity.namespace, cluster.name, uid or "")
-            where = f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}"
-            why = (f"create ObjectStoreAccount {where}: the first order of namespace {spec.identity.namespace} "
-                   f"on {'cluster ' + cluster.name if cluster.name else 'the management cluster'} needs the store")
-            try:
-                created = service.create(manifest)
-            except KubeError as exc:
-                failed.append({"kind": account_core.KIND, "name": manifest["metadata"]["name"],
-                               "namespace": manifest["metadata"]["namespace"], "cluster": "", "ready": False,
-                               "reasons": {}, "changed": False, "actions": [], "status_written": False,
-                               "requeue_after": ERROR_RETRY.total_seconds(),
-                               "error": f"{why} failed: {reads.redactor.scrub(exc.summary())}"})
-                continue
-            created.setdefault("apiVersion", manifest["apiVersion"])
-            created.setdefault("kind", manifest["kind"])
-            reads.add_account(created, why)
-    return failed
 
 
 class _Source:
     """What the three sources share: the reads, the gateways, and each object's final decision (the status the
     runner wrote is what later kinds see)."""
 
+    descriptor: OrderKind = order_kinds.OBJECTSTORE  # each source's kind: resource, decide, failure (orders/kinds/)
     kind = ""
     resource = R.OBJECTSTORE
 
@@ -429,8 +358,9 @@ class _Source:
             self.final[key] = (self._raw[key], rewritten)
         return rewritten
 
-    def _rewrite(self, decision: Decision, _action: Any, _error: ActionError) -> Decision:
-        return decision
+    def _rewrite(self, decision: Decision, action: Any, error: ActionError) -> Decision:
+        failure = self.descriptor.on_action_failure
+        return failure(decision, action, error) if failure is not None else decision
 
     def with_live(self, snapshot: Any, _live: Mapping[str, Any]) -> Any:
         return snapshot
@@ -438,7 +368,7 @@ class _Source:
     def live_objects(self, _snapshot: Any) -> List[Mapping[str, Any]]:
         return []
 
-    def unreadable(self) -> List[Dict[str, Any]]:
+    def unreadable(self) -> List[OrderResult]:
         return []
 
     def read_errors(self) -> List[Dict[str, str]]:
@@ -449,10 +379,10 @@ class _Source:
 
     def written(self, result: Any) -> Dict[ObjectKey, Mapping[str, Any]]:
         """The objects whose status the pass wrote, with that status (management-cluster objects only)."""
-        found = {}
-        for entry in result.orders:
-            key = (entry.get("cluster", ""), entry.get("namespace", ""), entry.get("name", ""))
-            if entry.get("status_written") and key in self.final and entry.get("kind") == self.kind:
+        found: Dict[ObjectKey, Mapping[str, Any]] = {}
+        for entry in result.results:
+            key = (entry.cluster, entry.namespace, entry.name)
+            if entry.status_written and key in self.final and entry.kind == self.kind:
                 raw, decision = self.final[key]
                 if decision.status is not None:
                     found[key[1:]] = {**raw, "status": decision.status}
@@ -462,8 +392,9 @@ class _Source:
 class StoreSource(_Source):
     """ObjectStores: readiness for per-bucket credentials, probed when due (``store.probe_due``)."""
 
-    kind = store_core.KIND
-    resource = R.OBJECTSTORE
+    descriptor = order_kinds.OBJECTSTORE
+    kind = descriptor.kind
+    resource = descriptor.resource
 
     def orders(self) -> Iterable[Tuple[str, Mapping[str, Any]]]:
         for key in sorted(self.reads.wanted_stores):
@@ -478,7 +409,7 @@ class StoreSource(_Source):
         return StoreSnapshot(store=raw, now=now, probe=outcome, admin_secret_problem=problem)
 
     def reconcile(self, snapshot: StoreSnapshot) -> Decision:
-        return self._decided("", snapshot.store, store_core.decide_store(snapshot))
+        return self._decided("", snapshot.store, self.descriptor.decide(snapshot))
 
     def read_errors(self) -> List[Dict[str, str]]:
         return self.reads.read_errors()  # reported once, by the first source of the pass
@@ -487,8 +418,9 @@ class StoreSource(_Source):
 class AccountSource(_Source):
     """ObjectStoreAccounts: the tenant's RGW account, its key (backed up first), migration and root rotation."""
 
-    kind = account_core.KIND
-    resource = R.OBJECTSTOREACCOUNT
+    descriptor = order_kinds.OBJECTSTOREACCOUNT
+    kind = descriptor.kind
+    resource = descriptor.resource
 
     def read(self) -> None:
         """Accounts created by the pass carry no key yet; nothing else to read."""
@@ -525,10 +457,7 @@ class AccountSource(_Source):
             credentials=self.reads.tenant_credentials(raw), read_failures=failures, tenant_uid=tenant_uid)
 
     def reconcile(self, snapshot: AccountSnapshot) -> Decision:
-        return self._decided("", snapshot.account, account_core.decide_account(snapshot))
-
-    def _rewrite(self, decision: Decision, action: Any, error: ActionError) -> Decision:
-        return account_core.on_action_failure(decision, action, error)
+        return self._decided("", snapshot.account, self.descriptor.decide(snapshot))
 
     def live_objects(self, snapshot: AccountSnapshot) -> List[Mapping[str, Any]]:
         return list(snapshot.children)
@@ -537,8 +466,9 @@ class AccountSource(_Source):
 class CredentialSource(_Source):
     """BucketCredentials: the bucket's own IAM user and key slots, backup first, the Secret beside the order."""
 
-    kind = credential_core.KIND
-    resource = R.BUCKETCREDENTIAL
+    descriptor = order_kinds.BUCKETCREDENTIAL
+    kind = descriptor.kind
+    resource = descriptor.resource
 
     def read(self) -> None:
         """Everything was listed before the stores were decided."""
@@ -550,7 +480,7 @@ class CredentialSource(_Source):
 
     def snapshot(self, cluster_name: str, order: Mapping[str, Any], now: datetime) -> CredentialSnapshot:
         reads = self.reads
-        cluster = next(c for c in reads.clusters if c.name == cluster_name)
+        cluster = reads.cluster(cluster_name)
         namespace, name = namespace_of(order), name_of(order)
         store_key = store_ref(order)
         view = reads.store_view(store_key)
@@ -614,10 +544,7 @@ class CredentialSource(_Source):
         return replace(snapshot, key_owners={k: self.gateways.key_owner(view.key, k) for k in issued})
 
     def reconcile(self, snapshot: CredentialSnapshot) -> Decision:
-        return self._decided(snapshot.cluster, snapshot.order, credential_core.decide_credential(snapshot))
-
-    def _rewrite(self, decision: Decision, action: Any, error: ActionError) -> Decision:
-        return credential_core.on_action_failure(decision, action, error)
+        return self._decided(snapshot.cluster, snapshot.order, self.descriptor.decide(snapshot))
 
     def with_live(self, snapshot: CredentialSnapshot, live: Mapping[str, Any]) -> CredentialSnapshot:
         return replace(snapshot, delivered=live)
@@ -625,22 +552,9 @@ class CredentialSource(_Source):
     def live_objects(self, snapshot: CredentialSnapshot) -> List[Mapping[str, Any]]:
         return list(snapshot.children)
 
-    def unreadable(self) -> List[Dict[str, Any]]:
+    def unreadable(self) -> List[OrderResult]:
         """The orders of a cluster (or namespace) that could not be listed, as named by their children."""
-        entries = []
-        for cluster in self.reads.clusters:
-            if cluster.error is None and not cluster.order_failures:
-                continue
-            named = {(ns, n) for (cl, ns, n) in self.reads.credential_children
-                     if cl == cluster.name and self.reads.selection.wants(ns, n)}
-            for namespace, name in sorted(named):
-                if cluster.error is None and namespace not in cluster.order_failures:
-                    continue
-                entries.append({"kind": self.kind, "name": name, "namespace": namespace, "cluster": cluster.name,
-                                "ready": False, "reasons": {}, "changed": False, "actions": [],
-                                "status_written": False, "requeue_after": ERROR_RETRY.total_seconds(),
-                                "error": cluster.error or cluster.order_failures[namespace]})
-        return entries
+        return self.reads.unreadable_orders(self.kind, self.reads.credential_children)
 
 
 def scrubbed(redactor: Redactor, value: Any) -> Any:
@@ -649,16 +563,34 @@ def scrubbed(redactor: Redactor, value: Any) -> Any:
     return json.loads(redactor.scrub(json.dumps(value)))
 
 
+def create_missing_accounts(reads: ObjectStorageReads, services: Mapping[str, Any], now: datetime) -> PassResult:
+    """The short path, run by ``k8s.runner`` like every kind: each account to create is one ``Create``
+    (``passes/accounts.py``). Created ones join the pass's accounts at once, as the API server returned them (in
+    check mode, its dry run's answer); the result's entries are the creations that failed."""
+    creation = AccountCreation(reads)
+    result = run_pass(creation, creation.services(services), reads.redactor, now=now)
+    failed = PassResult(duration=result.duration)
+    for entry in result.results:
+        created = creation.created(entry)
+        if created is None:
+            failed.record(entry)
+            continue
+        created.setdefault("apiVersion", account_core.API_VERSION)
+        created.setdefault("kind", account_core.KIND)
+        reads.add_account(created, entry.actions[0])
+    return failed
+
+
 def reconcile_object_storage(reads: ObjectStorageReads, services: Mapping[str, Any], now: datetime,
                              want_diff: bool = False) -> PassResult:
     """One pass over the three kinds in dependency order (stores, missing accounts, accounts, credentials), each
-    later kind seeing the statuses the pass wrote; one result, ObjectStores first. An account the pass created
-    shows that creation first among its actions."""
-    gateways, redactor, management = reads.gateways, reads.redactor, services[""]
+    later kind seeing the statuses the pass wrote; one result, ObjectStores first and failed creations last. An
+    account the pass created shows that creation first among its actions."""
+    gateways, redactor = reads.gateways, reads.redactor
     stores = StoreSource(reads, gateways)
     results = [run_pass(stores, services, redactor, now=now, want_diff=want_diff)]
     reads.settle(reads.stores, stores.written(results[-1]))
-    failed = create_missing_accounts(reads, management)
+    failed = create_missing_accounts(reads, services, now)
     accounts = AccountSource(reads, gateways)
     results.append(run_pass(accounts, services, redactor, now=now, want_diff=want_diff))
     reads.settle(reads.accounts, accounts.written(results[-1]))
@@ -666,13 +598,13 @@ def reconcile_object_storage(reads: ObjectStorageReads, services: Mapping[str, A
 
     merged = PassResult()
     for result in results:
-        for entry in result.orders:
-            line = reads.created.get((entry.get("namespace", ""), entry.get("name", ""))) \
-                if entry.get("kind") == account_core.KIND else None
-            merged.record(dict(entry, actions=[line, *entry.get("actions", [])], changed=True) if line else entry)
+        for entry in result.results:
+            line = reads.created.get((entry.namespace, entry.name)) if entry.kind == account_core.KIND else None
+            merged.record(replace(entry, actions=(line, *entry.actions), changed=True) if line else entry)
         merged.clusters += result.clusters
         merged.diff += [scrubbed(redactor, d) for d in result.diff]
         merged.duration += result.duration
-    for entry in failed:
+    for entry in failed.results:
         merged.record(entry)
+    merged.duration += failed.duration
     return merged

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: c5c3.orders contributors
 # Apache License 2.0 (see LICENSE)
-"""Which share of the namespaces a namespace belongs to when the controller runs as several replicas (issue 14
-item 7).
+"""Which share of the namespaces a namespace belongs to when the controller runs as several replicas
+(docs/controller.md "Scale-out: shares of the namespaces").
 
 A jump consistent hash (Lamping and Veach, 2014) of the namespace's SHA-256: the same namespace lands in the same
 share on every replica, in the controller and in the pass modules alike (the controller imports this function),

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: c5c3.orders contributors
 # Apache License 2.0 (see LICENSE)
-"""A targeted pass fed from the controller's watch cache instead of lists (issue 14 item 3).
+"""A targeted pass fed from the controller's watch cache instead of lists (docs/scaling.md "Passes per hour").
 
 The long-running controller already watches everything a KeystoneUser pass reads, so for a pass over a few orders
 it writes a *snapshot* of its cache - the objects those orders need, in collections - and hands its path to the
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.errors import C5C3Error
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import Resource
 
 VERSION = 1
@@ -34,7 +35,7 @@ KIND = "KeystoneUser"
 _TERM = re.compile(r"^\s*(!?)([^\s=!()]+)\s*(?:(==|=|!=)\s*([^\s,()]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*$")
 
 
-class SnapshotError(Exception):
+class SnapshotError(C5C3Error):
     """The snapshot file cannot be used (unreadable, another format, made for other orders)."""
 
 
@@ -138,7 +139,7 @@ def _collection(raw: Any) -> Tuple[str, Collection]:
         raise SnapshotError("a collection needs apiVersion, kind, plural and a namespace")
     items = [i for i in raw["items"] if isinstance(i, dict) and isinstance(i.get("metadata"), dict)]
     return str(raw.get("cluster") or ""), Collection(
-        fields[0], fields[1], fields[2], raw.get("namespace") or "", items, bool(raw.get("metadataOnly")),
+        str(fields[0]), str(fields[1]), str(fields[2]), raw.get("namespace") or "", items, bool(raw.get("metadataOnly")),
         bool(raw.get("complete")), {str(k): frozenset(str(v) for v in vals) for k, vals in covers.items()})
 
 

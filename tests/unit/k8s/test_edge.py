@@ -204,14 +204,17 @@ def test_a_target_cluster_is_read_only_in_its_assigned_namespaces():
 
 
 def test_a_bug_in_the_core_fails_that_order_only(monkeypatch):
+    # the pass decides through its kind's descriptor (orders/kinds/keystoneuser.py): the bug goes in there
+    from dataclasses import replace
     from ansible_collections.c5c3.orders.plugins.module_utils.passes import keystoneuser as pass_module
-    real = pass_module.reconcile
+    descriptor = pass_module.KeystoneUserSource.descriptor
+    real = descriptor.decide
 
     def buggy(snapshot):
         if snapshot.order["metadata"]["namespace"] == "tenant-b":
             raise ZeroDivisionError("data that must not leak")
         return real(snapshot)
-    monkeypatch.setattr(pass_module, "reconcile", buggy)
+    monkeypatch.setattr(pass_module.KeystoneUserSource, "descriptor", replace(descriptor, decide=buggy))
     result = one_pass(world())
     assert entry(result, "tenant-a")["changed"]
     assert entry(result, "tenant-b")["error"] == "internal error: ZeroDivisionError"
