@@ -4,6 +4,7 @@ import logging
 import os
 import signal
 import sys
+from typing import List
 from pathlib import Path
 
 from . import __version__
@@ -119,7 +120,7 @@ def parse_args(argv=None):
 
 
 def setup_logging(level: str, log_file=None) -> None:
-    handlers = [logging.StreamHandler(sys.stderr)]
+    handlers: List[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file))

@@ -17,7 +17,8 @@ from .schedule import Debouncer, Schedule
 
 
 class Lane:
-    """One pass kind's queue (guarded by the controller's condition variable) and what its running pass holds."""
+    """One pass kind's queue (guarded by the scheduler's condition variable, scheduler.py) and what its running pass
+    holds."""
 
     def __init__(self, name: str, runner, debounce_quiet: float = 0.25, debounce_max: float = 5.0,
                  full_interval: float = 36000.0):

@@ -18,7 +18,7 @@ import os
 import threading
 import uuid
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Dict, FrozenSet, Mapping, NamedTuple, Optional
 
 from .kube import ApiError
 
@@ -101,7 +101,8 @@ def lease_spec(identity: str, duration: int, transitions: int, acquire_time: str
 
 
 class Leadership:
-    """Whether this process leads, told once per transition: to the metrics gauge and to ``on_change``."""
+    """Whether this process leads, told once per transition: to the metrics gauge and to ``on_change``. The leader
+    works on everything: every namespace is its own, and its passes cover them all (elector.py)."""
 
     on_change: Callable[[bool], None]
     metrics = None
@@ -114,13 +115,22 @@ class Leadership:
                 self.metrics.set_leader(leading)
             self.on_change(leading)
 
+    @staticmethod
+    def holds(namespace: str) -> bool:  # noqa: ARG004 - one leader holds every namespace
+        return True
+
+    @staticmethod
+    def pass_shards(held: FrozenSet[int]) -> Optional[Dict[str, Any]]:  # noqa: ARG004 - nothing to narrow
+        return None
+
 
 class LeaderElector(Leadership):
     """Runs the election in its own thread; ``on_change(leading)`` is called on every transition."""
 
     def __init__(self, kube, namespace: str, name: str, identity: str, on_change: Callable[[bool], None],
                  log, lease_duration: float = 15.0, renew_period: float = 5.0, renew_deadline: float = 10.0,
-                 retry_period: float = 2.0, clock: Callable[[], float] = None, wall: Callable[[], datetime] = None,
+                 retry_period: float = 2.0, clock: Optional[Callable[[], float]] = None,
+                 wall: Optional[Callable[[], datetime]] = None,
                  metrics=None):
         import time
         self.kube = kube
@@ -139,12 +149,19 @@ class LeaderElector(Leadership):
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lease", daemon=True)
         self._record: Optional[LeaseRecord] = None  # what our last write returned
-        self._last_error = None
+        self._last_error: Optional[str] = None
         self.request_timeout = max(1.0, min(5.0, renew_period))
 
     @property
     def path(self) -> str:
         return "/apis/coordination.k8s.io/v1/namespaces/%s/leases" % self.namespace
+
+    def describe(self) -> str:
+        return "waiting for the lease %s/%s" % (self.namespace, self.name)
+
+    def must_step_down(self) -> bool:
+        """Not renewed for the renew deadline: a running pass stops before this thread has noticed."""
+        return self.decider.must_step_down()
 
     def start(self) -> None:
         self._thread.start()
@@ -168,10 +185,11 @@ class LeaderElector(Leadership):
         return LeaseRecord.from_object(obj)
 
     def _write(self, record: Optional[LeaseRecord], transitions: int, acquire_time: str) -> LeaseRecord:
-        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": self.name, "namespace": self.namespace},
-                "spec": lease_spec(self.identity, int(self.decider.lease_duration), transitions, acquire_time,
-                                   self.wall())}
+        body: Dict[str, Any] = {
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": lease_spec(self.identity, int(self.decider.lease_duration), transitions, acquire_time,
+                               self.wall())}
         if record is None:
             obj = self.kube.request("POST", self.path, body=body, source="lease", timeout=self.request_timeout)
         else:
@@ -200,10 +218,10 @@ class LeaderElector(Leadership):
         if action == LeaseDecider.WAIT:
             self._record = None
             return False
-        if action == LeaseDecider.RENEW:
-            self._record = self._write(record, record.transitions, record.acquire_time)
-        elif action == LeaseDecider.CREATE:
+        if action == LeaseDecider.CREATE or record is None:
             self._record = self._write(None, 0, "")
+        elif action == LeaseDecider.RENEW:
+            self._record = self._write(record, record.transitions, record.acquire_time)
         else:  # ACQUIRE: a new term
             self._record = self._write(record, record.transitions + 1, "")
         self.decider.observe(self._record)
@@ -240,13 +258,14 @@ class LeaderElector(Leadership):
             record = self._read()
             if record is None or record.holder != self.identity:
                 return
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace,
-                                 "resourceVersion": record.resource_version},
-                    "spec": {"holderIdentity": "", "leaseDurationSeconds": 1,
-                             "acquireTime": record.acquire_time or None,
-                             "renewTime": self.wall().strftime(MICROTIME),
-                             "leaseTransitions": record.transitions}}
+            body: Dict[str, Any] = {
+                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace,
+                             "resourceVersion": record.resource_version},
+                "spec": {"holderIdentity": "", "leaseDurationSeconds": 1,
+                         "acquireTime": record.acquire_time or None,
+                         "renewTime": self.wall().strftime(MICROTIME),
+                         "leaseTransitions": record.transitions}}
             self.kube.request("PUT", "%s/%s" % (self.path, self.name), body=body, source="lease")
             self.log.info("leader: released lease %s/%s", self.namespace, self.name)
         except ApiError as exc:

@@ -8,7 +8,7 @@ Times are seconds on one monotonic clock. Three things wake the controller:
   seconds (``None`` waits for events; a refusal a watched event lifts waits for that event, ``WATCHED_REASONS``).
   The due orders are reconciled in one targeted pass; orders due within ``batch_slack`` of the earliest join it;
 - the full pass: at least every ``full_interval`` seconds (10 hours by default, controller-runtime's resync period:
-  every cadence of the specs is an order's own requeue), and right away after a resync.
+  every cadence of docs/reconciler.md "Requeue cadences" is an order's own requeue), and right away after a resync.
 """
 from typing import Dict, Iterable, Mapping, Optional, Set, Tuple
 
@@ -55,7 +55,7 @@ class Debouncer:
         self._keys |= keys
 
     def fire_at(self) -> Optional[float]:
-        if self._first is None:
+        if self._first is None or self._last is None:
             return None
         return min(self._last + self.quiet, self._first + self.max_delay)
 

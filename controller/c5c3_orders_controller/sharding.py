@@ -6,19 +6,20 @@ member slot and the shares assigned to it once they are free, renews what it hol
 ``resourceVersion`` precondition, stops working on a share it has not renewed for the renew deadline (before any
 other replica may take it), and gives back a share the assignment moved away once no pass of its own works on it.
 ``on_change(shares)`` tells the controller which shares it may work on; ``busy()`` which shares a running pass
-covers. On shutdown every Lease it holds is released, so the others take over at once.
+covers; ``holds(namespace)`` filters the controller's events by those shares (elector.py). On shutdown every Lease
+it holds is released, so the others take over at once.
 """
 import logging
 import threading
 import time
 from datetime import datetime, timezone
-from typing import Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, FrozenSet, Optional, Set
 
 from .kinds import CLUSTER, Kind
 from .kube import ApiError
 from .lease import lease_spec
 from .mapping import EventMapper
-from .shards import MEMBER, SHARD, LeaseTable, Record, held_by, labels, member_lease, plan, shard_lease
+from .shards import MEMBER, SHARD, LeaseTable, Record, held_by, labels, member_lease, plan, shard_lease, shard_of
 from .watch import Watcher
 
 LOG = logging.getLogger("c5c3_orders_controller.shards")
@@ -60,6 +61,20 @@ class ShardElector:
     @property
     def path(self) -> str:
         return "/apis/coordination.k8s.io/v1/namespaces/%s/leases" % self.namespace
+
+    # -- the controller's questions (elector.py) -----------------------------------------------------------
+    def describe(self) -> str:
+        return "%d shares, their Leases %s/%s-shard-<i>" % (self.shards, self.namespace, self.base)
+
+    def holds(self, namespace: str) -> bool:
+        return shard_of(namespace, self.shards) in self.working
+
+    @staticmethod
+    def must_step_down() -> bool:
+        return False  # a share not renewed for the deadline leaves ``working`` (``_tick``), which cancels its pass
+
+    def pass_shards(self, held: FrozenSet[int]) -> Optional[Dict[str, Any]]:
+        return {"count": self.shards, "held": sorted(held)}
 
     def start(self) -> None:
         self.watcher.start()
@@ -103,10 +118,12 @@ class ShardElector:
             return True
         transitions = (record.transitions if record else 0) + (0 if mine or release else 1)
         spec = lease_spec("" if release else self.identity, 1 if release else int(self.lease_duration),
-                          transitions, record.acquire_time if mine else "", datetime.now(timezone.utc))
-        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": name, "namespace": self.namespace, "labels": labels(self.base, role)},
-                "spec": spec}
+                          transitions, record.acquire_time if record is not None and mine else "",
+                          datetime.now(timezone.utc))
+        body: Dict[str, Any] = {
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": self.namespace, "labels": labels(self.base, role)},
+            "spec": spec}
         try:
             if record is None:
                 obj = self.kube.request("POST", self.path, body=body, source="lease", timeout=5)

@@ -20,7 +20,8 @@ class NeverStepDown:
 
 
 class SoloElector(Leadership):
-    """The LeaderElector's interface without a Lease: ``on_change(True)`` at start, ``on_change(False)`` at stop."""
+    """The LeaderElector's interface (elector.py) without a Lease: ``on_change(True)`` at start, ``on_change(False)``
+    at stop."""
 
     namespace = ""
     name = "(none: --no-leader-elect)"
@@ -30,6 +31,13 @@ class SoloElector(Leadership):
         self.log = log
         self.metrics = metrics
         self.decider = NeverStepDown()
+
+    @staticmethod
+    def describe() -> str:
+        return ""  # start() says it
+
+    def must_step_down(self) -> bool:
+        return self.decider.must_step_down()
 
     def start(self) -> None:
         self.log.info("leader election off (--no-leader-elect): leading at once, holding no Lease")

@@ -4,7 +4,7 @@ Under the access contract (docs/install.md, "Permissions") Secrets, K-ORC Users 
 cluster, and everything on a target cluster, may be read only in single namespaces: the namespace of each
 ControlPlane and each namespace a ControlPlane assigns. So a kind is watched once across the cluster, or once per
 such namespace (``mapping.Kind.management`` / ``.target``), and the set of watches follows the ControlPlanes: an
-assignment added starts the watches of its namespace, one withdrawn stops them.
+assignment added starts the watches of its namespace, one withdrawn stops them (watching.py runs them).
 """
 import json
 from typing import Any, Dict, FrozenSet, Iterable, Mapping, NamedTuple, Optional, Set, Tuple
@@ -63,7 +63,8 @@ def control_plane_record(obj: Any) -> Tuple[str, FrozenSet[Tuple[str, str]]]:
 
 def namespaces_of(records: Iterable[Tuple[str, Iterable[Tuple[str, str]]]]) -> Namespaces:
     """The namespaces of a set of ControlPlane records (``control_plane_record``)."""
-    controlplane, assigned = set(), {}
+    controlplane: Set[str] = set()
+    assigned: Dict[str, Set[str]] = {}
     for namespace, pairs in records:
         if namespace:
             controlplane.add(namespace)
