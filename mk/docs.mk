@@ -1,4 +1,4 @@
-# The rendered documentation and the changelog (issue 15 item 5), in a venv of their own (requirements/docs.txt,
+# The rendered documentation and the changelog (README.md), in a venv of their own (requirements/docs.txt,
 # like mk/bench.mk's): antsibull-docs turns every module's DOCUMENTATION/EXAMPLES/RETURN, the doc fragments, the
 # filter plugins and the roles' meta/argument_specs.yml into reStructuredText, Sphinx builds the static site into
 # the ignored .docs-build/html/ (open .docs-build/html/index.html). The collection is read through

@@ -9,9 +9,10 @@ $(GET_PIP): stack/get_pip_standin.py
 	cp $< $@
 
 .PHONY: sanity
-sanity: venv $(GET_PIP)  ## ansible-test sanity (validate-modules, pylint, pep8, yamllint, changelog, ...)
+sanity: venv $(GET_PIP) typecheck  ## make typecheck, then ansible-test sanity (validate-modules, pylint, pep8, yamllint, changelog, ...)
 	rm -rf $(CURDIR)/.sanity && mkdir -p $(SANITY_ROOT)
 	git ls-files -co --exclude-standard plugins roles playbooks meta docs changelogs controller galaxy.yml README.md \
-	  tests/config.yml tests/sanity | tar -cf - -T - | tar -xf - -C $(SANITY_ROOT)
+	  tests/config.yml tests/sanity | while IFS= read -r f; do if [ -e "$$f" ]; then printf '%s\n' "$$f"; fi; done \
+	  | tar -cf - -T - | tar -xf - -C $(SANITY_ROOT)
 	cd $(SANITY_ROOT) && git init -q . && printf "tests/output/\n" > .gitignore && git add -A \
 	  && $(VENV)/bin/ansible-test sanity --venv --python 3.11 --color no

@@ -1,9 +1,11 @@
-"""A small Kubernetes API client for the controller's own calls (watches, lists, the Lease).
+"""The controller's connection to one cluster (watches, lists, the Lease), over the collection's own client.
 
-The ``kubernetes`` library loads the kubeconfig (or the in-cluster service account) and keeps the TLS
-connection pool; requests are sent raw and decoded with ``json``. Secrets are only ever read as
-``PartialObjectMetadata``, so their data never reaches this process. Errors carry the status code, the
-reason and the API's one-line message, never a response body.
+The requests go through the collection's ``k8s/client.py`` ``KubeClient``, the client every pass uses, and fail with
+its ``KubeError`` (re-exported here as ``ApiError``): one client and one error type for the controller and the
+passes. What a process that runs for months adds sits here: the configuration is loaded from a kubeconfig or the
+in-cluster service account and loaded again after a 401 (a projected token rotates), every connection keeps TCP
+alive, each request is counted by ``source``, and a watch is read as a stream. Secrets are only ever read as
+``PartialObjectMetadata``, so their data never reaches this process.
 """
 import json
 import os
@@ -14,25 +16,19 @@ from typing import Any, Iterator, Optional
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+# importing the collection module puts the collection on sys.path when it is not importable yet
+from . import collection  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.client import KubeClient  # noqa: E402
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError  # noqa: E402
+
 JSON = "application/json"
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
 METADATA_ONLY_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
 
 
-class ApiError(Exception):
-    def __init__(self, method: str, path: str, status: Optional[int], reason: str, message: str = ""):
-        self.method, self.path, self.status, self.reason, self.message = method, path, status, reason, message
-        Exception.__init__(self, "%s %s: %s %s%s" % (method, path, status if status else "", reason,
-                                                     (" - " + message) if message else ""))
-
-
-def _message(body: Any) -> str:
-    try:
-        status = json.loads(body)
-    except (TypeError, ValueError):
-        return ""
-    msg = status.get("message") if isinstance(status, dict) else ""
-    return msg[:300] if isinstance(msg, str) else ""
+# A failed request (``method``, ``path``, ``status``: None when no answer came, ``reason``, ``message``): the
+# collection's own error type, so the controller and the passes it runs share one.
+ApiError = KubeError
 
 
 POOL_SIZE = 64
@@ -76,9 +72,19 @@ class Kube:
         self.name = name
         self.metrics = metrics
         self.reload = reload
-        self._api = k8s_client.ApiClient(configuration)
-        keepalive(self._api)
+        self._client = self._connect(configuration)
         self._lock = threading.Lock()
+
+    @property
+    def _api(self) -> Any:
+        """The library's ApiClient under the current client (its connection pool)."""
+        return self._client.api_client
+
+    @staticmethod
+    def _connect(configuration: Any) -> KubeClient:
+        client = KubeClient({}, max_in_flight=POOL_SIZE, configuration=configuration)
+        keepalive(client.api_client)
+        return client
 
     def _reauthenticate(self) -> bool:
         if self.reload is None:
@@ -87,14 +93,10 @@ class Kube:
             configuration = self.reload()
         except Exception:  # noqa: BLE001 - keep the old client; the 401 stands
             return False
-        fresh = k8s_client.ApiClient(configuration)
-        keepalive(fresh)
+        fresh = self._connect(configuration)
         with self._lock:
-            old, self._api = self._api, fresh
-        try:
-            old.close()
-        except Exception:  # noqa: BLE001
-            pass
+            old, self._client = self._client, fresh
+        old.close()
         return True
 
     def _count(self, source: str) -> None:
@@ -111,18 +113,9 @@ class Kube:
 
     def _call_once(self, method, path, query, body, accept, timeout, source):
         self._count(source)
-        headers = {"Accept": accept}
-        if body is not None:
-            headers["Content-Type"] = JSON
-        try:
-            return self._api.call_api(
-                path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
-                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
-                _request_timeout=timeout)
-        except k8s_client.ApiException as exc:
-            raise ApiError(method, path, exc.status, exc.reason or "", _message(exc.body))
-        except Exception as exc:  # urllib3 transport errors: refused, reset, TLS, timeouts
-            raise ApiError(method, path, None, type(exc).__name__, str(exc)[:200])
+        with self._lock:
+            client = self._client
+        return client.open(method, path, query, body, None, accept, timeout)
 
     def request(self, method: str, path: str, query=None, body=None, accept: str = JSON, timeout: float = 30,
                 source: str = "api") -> dict:
@@ -148,7 +141,4 @@ class Kube:
         return resp, lines()
 
     def close(self) -> None:
-        try:
-            self._api.close()
-        except Exception:  # noqa: BLE001 - closing is best effort
-            pass
+        self._client.close()

@@ -143,7 +143,7 @@ class Metrics:
         with self._lock:
             if kind == "full" and passes is None:
                 self.orders = {}
-            elif kind == "full":
+            elif kind == "full" and passes is not None:
                 ran = set(passes)
                 self.orders = {ref: v for ref, v in self.orders.items()
                                if PASS_OF.get(parse_key(ref[1]).kind) not in ran}

@@ -78,6 +78,8 @@ class ControllerProcess:
         raise AssertionError("controller %s: no %r within %ss:\n%s" % (self.name, pattern, timeout, self.log()[-3000:]))
 
     def metrics(self) -> Dict[str, float]:
+        if self.port is None:
+            raise AssertionError("controller %s: its metrics port is not known yet" % self.name)
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port, timeout=5) as resp:
             return parse(resp.read().decode("utf-8"))
 

@@ -93,7 +93,7 @@ def pass_environment(state_dir: Path, environ: Optional[Mapping[str, str]] = Non
 
 def descendants(pid: int, proc: str = "/proc") -> List[int]:
     """Every process below ``pid`` (Linux /proc), parents before children."""
-    children = {}
+    children: Dict[int, List[int]] = {}
     try:
         entries = os.listdir(proc)
     except OSError:
@@ -380,7 +380,7 @@ class PassRunner:
             # keep on disk only what a post-mortem needs and what Runner.stats reads
             return name in ("playbook_on_stats", "runner_on_failed", "runner_on_unreachable")
 
-        cancelled = []
+        cancelled: List[int] = []
 
         def on_cancel_check() -> bool:
             if cancelled:

@@ -10,10 +10,10 @@ is not (yet) granted (403: the access sync has not bound it) is retried with the
 import logging
 import random
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 from .kinds import Kind
-from .kube import METADATA_ONLY, METADATA_ONLY_WATCH, JSON, ApiError
+from .kube import METADATA_ONLY, METADATA_ONLY_WATCH, JSON, ApiError, KubeError
 from .mapping import EventMapper
 from .watchset import WatchKey
 
@@ -26,8 +26,12 @@ def watch_duration(least: int, rand: Callable[[], float] = random.random) -> int
     return int(least * (1.0 + rand()))
 
 
-class Gone(Exception):
-    """The watch's resourceVersion is too old (HTTP 410 or an ERROR event with code 410)."""
+class Gone(KubeError):
+    """The watch's resourceVersion is too old (HTTP 410 or an ERROR event with code 410): a Kubernetes error like
+    every other the controller's client raises (handled before them)."""
+
+    def __init__(self) -> None:
+        KubeError.__init__(self, "WATCH", "", 410, "Expired", "the watch's resourceVersion is too old")
 
 
 class Watcher:
@@ -94,7 +98,8 @@ class Watcher:
 
     # ------------------------------------------------------------------------------------------
     def _list(self) -> str:
-        items, cont = [], None
+        items: List[Any] = []
+        cont: Optional[str] = None
         accept = METADATA_ONLY if self.kind.metadata_only else JSON
         while True:
             query = {"limit": str(self.page_size)}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.errors import AuditError
+
 try:
     import yaml
     HAS_YAML = True
@@ -20,7 +22,7 @@ except ImportError:  # the module reports it with missing_required_lib
 AUTH_KEYS = ("auth_url", "username", "password", "user_domain_name")
 
 
-class CloudsYamlError(ValueError):
+class CloudsYamlError(AuditError, ValueError):
     """The file is not a clouds.yaml with one cloud and a complete password ``auth`` section."""
 
 

@@ -13,21 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.errors import AuditError
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.http import Endpoint
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.openbao import OpenBao
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import KubeReads
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import Resource
 
 MANAGEMENT = ""
 
 
-class ReadFailed(Exception):
+class ReadFailed(AuditError):
     """An object the audit needs could not be read (it did not prove it missing either)."""
 
 
 @dataclass
 class AuditContext:
-    clusters: Mapping[str, Any]                  # cluster name ("" = management) -> KubeService
+    clusters: Mapping[str, KubeReads]            # cluster name ("" = management) -> KubeService
     keystone: Endpoint = Endpoint()
     keystone_urls: Mapping[str, str] = field(default_factory=dict)  # delivered auth_url -> the URL to use
     openbao: Optional[OpenBao] = None

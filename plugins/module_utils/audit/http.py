@@ -18,6 +18,8 @@ from urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.errors import AuditError
+
 
 @dataclass
 class Reply:
@@ -28,7 +30,7 @@ class Reply:
     body: Any = None
 
 
-class Unreachable(Exception):
+class Unreachable(AuditError):
     """No HTTP answer: refused, timed out, TLS failure, a redirect not followed."""
 
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Dict, Optional
 from urllib.parse import quote
 
+from ansible_collections.c5c3.orders.plugins.module_utils.audit.errors import AuditError
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.http import Endpoint, Unreachable, request_json
 
 
-class BackupUnreadable(Exception):
+class BackupUnreadable(AuditError):
     """OpenBao did not let the audit read the path (or did not answer)."""
 
 

@@ -10,15 +10,16 @@ orders there; any other list that fails is reported in ``unreadable`` (a finding
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.context import MANAGEMENT, AuditContext
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.kinds import KINDS, KindAudit
 from ansible_collections.c5c3.orders.plugins.module_utils.audit.outcome import OrderAudit
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import KubeReads
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import name_of, namespace_of
-from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import assigned_namespaces
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import assigned_namespaces
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 
 
@@ -47,8 +48,8 @@ class AuditReport:
         return flat
 
 
-def _list(service: Any, kind: KindAudit, namespace: Optional[str], cluster: str,
-          report: AuditReport) -> List[Mapping[str, Any]]:
+def _list(service: KubeReads, kind: KindAudit, namespace: Optional[str], cluster: str,
+          report: AuditReport) -> Sequence[Mapping[str, Any]]:
     try:
         return service.list(kind.resource, namespace=namespace)
     except KubeError as exc:
@@ -61,7 +62,7 @@ def _list(service: Any, kind: KindAudit, namespace: Optional[str], cluster: str,
 
 
 def _namespaces(cluster: str, selection: Selection,
-                control_planes: Iterable[Mapping[str, Any]]) -> List[Optional[str]]:
+                control_planes: Iterable[Mapping[str, Any]]) -> Sequence[Optional[str]]:
     """Where to list on ``cluster``: None (cluster-wide) on an unlimited management audit, else namespaces."""
     if cluster == MANAGEMENT:
         if selection.namespaces:
@@ -72,7 +73,7 @@ def _namespaces(cluster: str, selection: Selection,
     return sorted(ns for ns in assigned_namespaces(control_planes, cluster) if selection.may_want_namespace(ns))
 
 
-def _control_planes(ctx: AuditContext, report: AuditReport) -> List[Mapping[str, Any]]:
+def _control_planes(ctx: AuditContext, report: AuditReport) -> Sequence[Mapping[str, Any]]:
     if set(ctx.clusters) == {MANAGEMENT}:
         return []
     try:

@@ -11,9 +11,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 # option -> (type, no_log, environment variable, aliases)
-AUTH_OPTIONS = {
+AUTH_OPTIONS: Dict[str, Tuple[str, bool, str, List[str]]] = {
     "kubeconfig": ("raw", False, "K8S_AUTH_KUBECONFIG", []),
     "context": ("str", False, "K8S_AUTH_CONTEXT", []),
     "host": ("str", False, "K8S_AUTH_HOST", []),
@@ -31,11 +32,11 @@ AUTH_OPTIONS = {
 }
 
 
-def auth_argument_spec():
+def auth_argument_spec() -> Dict[str, Dict[str, Any]]:
     """The AnsibleModule argument spec for the connection options."""
-    spec = {}
+    spec: Dict[str, Dict[str, Any]] = {}
     for name, (kind, no_log, _env, aliases) in AUTH_OPTIONS.items():
-        entry = {"type": kind}
+        entry: Dict[str, Any] = {"type": kind}
         if no_log:
             entry["no_log"] = True
         if aliases:
@@ -46,7 +47,7 @@ def auth_argument_spec():
     return spec
 
 
-def _env_value(name, kind, env):
+def _env_value(name: str, kind: str, env: Mapping[str, str]) -> Any:
     raw = env.get(AUTH_OPTIONS[name][2])
     if raw is None or raw == "":
         return None
@@ -57,10 +58,10 @@ def _env_value(name, kind, env):
     return raw
 
 
-def resolve_auth(params, env=None):
+def resolve_auth(params: Mapping[str, Any], env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """Task options win; an unset option falls back to its ``K8S_AUTH_*`` variable."""
     env = os.environ if env is None else env
-    resolved = {}
+    resolved: Dict[str, Any] = {}
     for name, (kind, _no_log, _env, _aliases) in AUTH_OPTIONS.items():
         value = params.get(name)
         if value is None:

@@ -15,16 +15,18 @@ import importlib.util
 import json
 import os
 import threading
+from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import lean
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError, ConnectionConfigError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import Timeout
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.throttle import DEFAULT_LIMIT, Throttle
 
 # Whether the library is installed (reported by the module with missing_required_lib); it is imported when the
 # first client is made, lean (see lean.py).
 HAS_KUBERNETES = importlib.util.find_spec("kubernetes") is not None
 KUBERNETES_IMPORT_ERROR = None if HAS_KUBERNETES else ImportError("No module named 'kubernetes'")
-_LIBRARY = []
+_LIBRARY: List[lean.Library] = []
 _LIBRARY_LOCK = threading.Lock()
 
 
@@ -48,7 +50,7 @@ CONTENT_TYPES = {
 }
 
 
-def build_configuration(auth: dict):
+def build_configuration(auth: Mapping[str, Any]) -> Any:
     """A ``kubernetes.client.Configuration`` from resolved connection options (see auth.py)."""
     k8s_client, k8s_config = library().client, library().config
     cfg = k8s_client.Configuration()
@@ -89,21 +91,27 @@ def build_configuration(auth: dict):
     return cfg
 
 
-def _in_cluster():
+def _in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(
         "/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 
 class KubeClient:
-    """Raw JSON requests against one cluster, counted and throttled; safe to share between threads."""
+    """Raw JSON requests against one cluster, counted and throttled; safe to share between threads.
 
-    def __init__(self, auth, name="", max_in_flight=DEFAULT_LIMIT):
+    The controller reaches its clusters through this client too (its ``kube.py`` adds what a long-running process
+    needs: a configuration reloaded after a 401, TCP keepalive, and watch streams through ``open``)."""
+
+    def __init__(self, auth: Mapping[str, Any], name: str = "", max_in_flight: int = DEFAULT_LIMIT,
+                 configuration: Any = None) -> None:
+        """``configuration``: a ``kubernetes.client.Configuration`` loaded already (the connection options in
+        ``auth`` are then not read)."""
         self.name = name
         self.requests = 0
         self.writes = 0
         self.throttle = Throttle(max_in_flight)
         self._count_lock = threading.Lock()
-        cfg = build_configuration(auth)
+        cfg = configuration if configuration is not None else build_configuration(auth)
         cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, self.throttle.limit)
         self._api = library().client.ApiClient(cfg)
         if auth.get("username") and auth.get("password"):
@@ -114,25 +122,39 @@ class KubeClient:
             self._api.set_default_header("Impersonate-Group", group)
 
     @property
-    def throttled(self):
+    def api_client(self) -> Any:
+        """The library's ``ApiClient`` (its connection pool) under this client."""
+        return self._api
+
+    @property
+    def throttled(self) -> int:
         """How many requests the API server refused with 429 (each was sent again after the pause it asked)."""
         return self.throttle.throttled
 
-    def request(self, method, path, query=None, body=None, patch=None, accept=JSON, timeout=60):
+    def request(self, method: str, path: str, query: Optional[Mapping[str, str]] = None, body: Any = None,
+                patch: Optional[str] = None, accept: str = JSON, timeout: Timeout = 60) -> Any:
         """Send one request; returns the decoded JSON body, raises KubeError on any failure."""
         data = self.request_raw(method, path, query, body, patch, accept, timeout)
         return json.loads(data) if data else {}
 
-    def request_raw(self, method, path, query=None, body=None, patch=None, accept=JSON, timeout=60):
+    def request_raw(self, method: str, path: str, query: Optional[Mapping[str, str]] = None, body: Any = None,
+                    patch: Optional[str] = None, accept: str = JSON, timeout: Timeout = 60) -> bytes:
         """Send one request (a 429 is waited out and sent again); returns the body as bytes."""
         return self.throttle.call(lambda: self._send(method, path, query, body, patch, accept, timeout))
 
-    def _send(self, method, path, query, body, patch, accept, timeout):
+    def _send(self, method: str, path: str, query: Optional[Mapping[str, str]], body: Any, patch: Optional[str],
+              accept: str, timeout: Timeout) -> bytes:
+        return bytes(self.open(method, path, query, body, patch, accept, timeout).data)
+
+    def open(self, method: str, path: str, query: Optional[Mapping[str, str]] = None, body: Any = None,
+             patch: Optional[str] = None, accept: str = JSON, timeout: Timeout = 60) -> Any:
+        """Send one request, unthrottled, and return the response unread (a watch reads it as a stream; its
+        ``shutdown()`` ends a blocked read); raises KubeError on any failure."""
         with self._count_lock:
             self.requests += 1
             if method != "GET":
                 self.writes += 1
-        headers = {"Accept": accept}
+        headers: Dict[str, str] = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = CONTENT_TYPES[patch] if patch else JSON
         try:
@@ -146,9 +168,9 @@ class KubeClient:
                                               getattr(exc, "headers", None)) from exc
             # urllib3 transport errors: connection refused, TLS, timeouts
             raise KubeError(method, path, None, "Transport", str(exc)) from exc
-        return resp.data
+        return resp
 
-    def close(self):
+    def close(self) -> None:
         try:
             self._api.close()
         except Exception:  # pylint: disable=broad-except

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
+from ansible_collections.c5c3.orders.plugins.module_utils.errors import C5C3Error
+
 MAX_MESSAGE = 2048
 
 
@@ -24,18 +26,23 @@ def parse_retry_after(headers: Any) -> Optional[float]:
         return None
 
 
-class ConnectionConfigError(Exception):
+class KubernetesError(C5C3Error):
+    """Root of the Kubernetes edge's exceptions (``k8s/``); the whole tree is in ``module_utils/errors.py``."""
+
+
+class ConnectionConfigError(KubernetesError):
     """The connection options do not describe a reachable cluster configuration."""
 
 
-class KubeError(Exception):
-    """One failed API request: HTTP status (None for transport errors), reason and message.
+class KubeError(KubernetesError):
+    """One failed API request: HTTP status (None for transport errors), reason and message. The controller's
+    ``kube.ApiError`` is this class: one error type for a failed request, in the passes and the controller alike.
 
     Ask it (``not_found``, ``conflict``, ``transient``) rather than parsing its text. Its message may echo a
     request body: the executor scrubs it (``redact``) before it reaches a condition or a result.
     """
 
-    def __init__(self, method: str, path: str, status: Optional[int], reason: str, message: str,
+    def __init__(self, method: str, path: str, status: Optional[int], reason: str, message: str = "",
                  retry_after: Optional[float] = None) -> None:
         self.method = method
         self.path = path

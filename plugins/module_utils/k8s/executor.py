@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import resources as R
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError, KubernetesError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import KubeApi
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import plan
 
@@ -29,7 +30,7 @@ def _progressing_index(obj: Optional[Mapping[str, Any]]) -> Optional[int]:
     return None
 
 
-def run_action(service: Any, action: plan.Action, live_objects: Sequence[Mapping[str, Any]]) -> None:
+def run_action(service: KubeApi, action: plan.Action, live_objects: Sequence[Mapping[str, Any]]) -> None:
     """One action as API calls on the cluster ``service`` talks to; raises KubeError."""
     if isinstance(action, plan.Create):
         service.create(dict(action.obj))
@@ -102,7 +103,7 @@ class Execution:
     error: Optional[plan.ActionError] = None
 
 
-def _read_back(service: Any, action: plan.Create) -> Optional[Mapping[str, Any]]:
+def _read_back(service: KubeApi, action: plan.Create) -> Optional[Mapping[str, Any]]:
     try:
         return service.get(R.resource_for(action.api_version, action.kind), action.namespace, action.name)
     except KubeError:
@@ -114,7 +115,7 @@ KUBERNETES_ACTIONS = (plan.Create, plan.Apply, plan.MergePatch, plan.ClearProgre
 OtherExecutor = Callable[[Any], None]
 
 
-class OtherActionError(Exception):
+class OtherActionError(KubernetesError):
     """How an action of another executor failed (already key-free: the executor that raises it knows the keys)."""
 
     def __init__(self, status: Optional[int], reason: str, message: str) -> None:
@@ -124,7 +125,7 @@ class OtherActionError(Exception):
         self.message = message
 
 
-def execute(actions: Sequence[plan.Action], services: Mapping[str, Any], live_objects: Sequence[Mapping[str, Any]],
+def execute(actions: Sequence[plan.Action], services: Mapping[str, KubeApi], live_objects: Sequence[Mapping[str, Any]],
             redactor: Redactor, other: Optional[OtherExecutor] = None) -> Execution:
     """Run ``actions`` in order; ``services`` maps a cluster name ("" = management) to its KubeService."""
     run = Execution()

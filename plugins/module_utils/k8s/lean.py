@@ -71,7 +71,8 @@ def load() -> Library:
     created = [_package("kubernetes", root), _package("kubernetes.client", f"{root}/client"),
                _package("kubernetes.client.models", f"{root}/client/models")]
     try:
-        package, client = created[0], created[1]
+        package: Any = created[0]  # plain packages made above: the attributes the library's __init__ would set
+        client: Any = created[1]
         package.__version__ = client.__version__ = _version(root)
         package.client = client
         client.models = created[2]

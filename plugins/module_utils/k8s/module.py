@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import Any, Dict, Iterable, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Union
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s import client as k8s_client
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.auth import auth_argument_spec, resolve_auth
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import ConnectionConfigError, KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import (
+    ConnectionConfigError,
+    KubeError,
+    KubernetesError,
+)
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.mask import SecretMask
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import KubeApi
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
 
 TARGET_AUTH_KEYS = ("kubeconfig", "context", "host", "api_key", "ca_cert", "validate_certs")
@@ -34,7 +39,7 @@ TARGET_CLUSTER_OPTIONS = dict(
 )
 
 
-class ModuleFailure(Exception):
+class ModuleFailure(KubernetesError):
     """A failure the module reports with ``fail_json`` (``msg`` plus extra result keys)."""
 
     def __init__(self, msg: str, **extra: Any) -> None:
@@ -66,8 +71,8 @@ class C5c3K8sModule:
         spec.update(self.argument_spec)
         self.ansible = AnsibleModule(argument_spec=spec, **self.module_kwargs)
         self.params = self.ansible.params
-        self.clients: list = []
-        self._hidden: set = set()  # masked out of the result (hide)
+        self.clients: List[k8s_client.KubeClient] = []
+        self._hidden: Set[str] = set()  # masked out of the result (hide)
         self._hidden_lock = threading.Lock()  # passwords are made on the pass's worker threads
         if not k8s_client.HAS_KUBERNETES:
             self.ansible.fail_json(msg=missing_required_lib("kubernetes"),
@@ -75,7 +80,7 @@ class C5c3K8sModule:
                                        type(k8s_client.KUBERNETES_IMPORT_ERROR),
                                        k8s_client.KUBERNETES_IMPORT_ERROR)))
 
-    def hide(self, values: Iterable[str]) -> None:
+    def hide(self, values: Iterable[Optional[str]]) -> None:
         """Never let these values reach the module's output: they are masked out of its result and failure
         (``k8s.mask``, in one walk; registering thousands with Ansible's ``no_log_values`` made its filter
         quadratic in the orders of a pass)."""
@@ -95,7 +100,7 @@ class C5c3K8sModule:
         self.clients.append(client)
         return client
 
-    def connect_target(self, target: Mapping[str, Any]) -> Any:
+    def connect_target(self, target: Mapping[str, Any]) -> Union[k8s_client.KubeClient, UnconnectedService]:
         """A target cluster's client, or an ``UnconnectedService`` naming why its options do not load."""
         if not (target.get("kubeconfig") or target.get("host")):
             raise ModuleFailure(f"target cluster {target['name']!r} needs a kubeconfig or a host")
@@ -104,10 +109,10 @@ class C5c3K8sModule:
         except ConnectionConfigError as exc:
             return UnconnectedService(target["name"], str(exc))
 
-    def services(self, field_manager: str, dry_run: bool) -> Dict[str, Any]:
+    def services(self, field_manager: str, dry_run: bool) -> Dict[str, KubeApi]:
         """A ``KubeService`` per cluster a pass talks to: "" for the management cluster, then each of the module's
         ``target_clusters`` by name (an ``UnconnectedService`` for one whose options do not load)."""
-        found: Dict[str, Any] = {"": KubeService(self.connect(name=""), field_manager, dry_run, share=True)}
+        found: Dict[str, KubeApi] = {"": KubeService(self.connect(name=""), field_manager, dry_run, share=True)}
         for target in self.params.get("target_clusters") or []:
             client = self.connect_target(target)
             found[target["name"]] = KubeService(client, field_manager, dry_run, share=True) \

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import KubeReads
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import Resource
 
 
@@ -36,7 +37,7 @@ def describe_list(resource: Resource, namespace: Optional[str], cluster: str) ->
     return f"{resource.plural}{where}{on}"
 
 
-def guarded_list(service: Any, resource: Resource, namespace: Optional[str] = None,
+def guarded_list(service: KubeReads, resource: Resource, namespace: Optional[str] = None,
                  label_selector: Optional[str] = None, cluster: str = "") -> Listing:
     what = describe_list(resource, namespace, cluster)
     try:

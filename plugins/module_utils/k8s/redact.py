@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import base64
 import threading
-from typing import Any, Iterable, List, Mapping, Set
+from typing import Any, Iterable, List, Mapping, Set, Tuple
 
 MASK = "[redacted]"
 MIN_SECRET = 4  # shorter values would mask ordinary words; no secret the pass handles is this short
@@ -42,7 +42,8 @@ def holds_secret(data_key: str) -> bool:
 class Redactor:
     def __init__(self) -> None:
         self._values: Set[str] = set()
-        self._unread: List[Any] = []  # (data, stringData) of the Secrets read, decoded when a text is scrubbed
+        # (data, stringData) of the Secrets read, decoded when a text is scrubbed
+        self._unread: List[Tuple[Any, Any]] = []
         self.written: Set[str] = set()  # the decoded values of the Secrets the pass wrote
         self._lock = threading.RLock()
 

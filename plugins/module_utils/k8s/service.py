@@ -10,17 +10,21 @@ admission and defaulting run, nothing is stored.
 from __future__ import annotations
 
 import gc
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import ApiRequests, Obj
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.shared import share_strings
-from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import resource_for
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import Resource, resource_for
 
 
 PAGE_SIZE = 1000
 
 
 class KubeService:
-    def __init__(self, client, field_manager, dry_run=False, share=False):
+    """The verbs of ``protocols.KubeApi`` on one cluster, over a ``client.KubeClient``."""
+
+    def __init__(self, client: ApiRequests, field_manager: str, dry_run: bool = False, share: bool = False) -> None:
         """``share``: lists hold one string object per equal value (``shared.py``), for a pass that keeps thousands
         of listed objects while it decides."""
         self.client = client
@@ -29,7 +33,8 @@ class KubeService:
         self.share = share
 
     # reads -----------------------------------------------------------------------------------
-    def list(self, resource, namespace=None, label_selector=None):
+    def list(self, resource: Resource, namespace: Optional[str] = None,
+             label_selector: Optional[str] = None) -> List[Obj]:
         """Every object of a type (optionally in one namespace / matching a selector), with kind set.
 
         Read in pages of ``PAGE_SIZE`` (one consistent snapshot through the continue token) and with
@@ -41,8 +46,8 @@ class KubeService:
         query = {"limit": str(PAGE_SIZE)}
         if label_selector:
             query["labelSelector"] = label_selector
-        items = []
-        seen = {}  # one per list call: the strings of its pages, dropped when it returns
+        items: List[Obj] = []
+        seen: Dict[str, str] = {}  # one per list call: the strings of its pages, dropped when it returns
         while True:
             body = self.client.request("GET", resource.collection(namespace), query=query)
             page = body.get("items") or []
@@ -63,11 +68,11 @@ class KubeService:
                 return items
             query["continue"] = token
 
-    def get(self, resource, namespace, name):
+    def get(self, resource: Resource, namespace: str, name: str) -> Obj:
         """One object, with apiVersion/kind as the API returns them."""
         return self.client.request("GET", resource.item(namespace, name))
 
-    def served(self, group_version):
+    def served(self, group_version: str) -> FrozenSet[str]:
         """Plurals the cluster serves in ``group_version``; empty when the group is unknown."""
         path = "/api/v1" if group_version == "v1" else "/apis/" + group_version
         try:
@@ -79,19 +84,19 @@ class KubeService:
         return frozenset(r["name"] for r in body.get("resources", []) if "/" not in r["name"])
 
     # writes ----------------------------------------------------------------------------------
-    def _query(self, extra=None):
+    def _query(self, extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
         query = {"fieldManager": self.field_manager}
         if self.dry_run:
             query["dryRun"] = "All"
         query.update(extra or {})
         return query
 
-    def create(self, obj):
+    def create(self, obj: Mapping[str, Any]) -> Obj:
         res = resource_for(obj["apiVersion"], obj["kind"])
         return self.client.request("POST", res.collection(obj["metadata"]["namespace"]), query=self._query(),
                                    body=obj)
 
-    def apply(self, obj, force=True):
+    def apply(self, obj: Mapping[str, Any], force: bool = True) -> Obj:
         """Server-side apply under our field manager (force: take back fields others edited)."""
         res = resource_for(obj["apiVersion"], obj["kind"])
         meta = obj["metadata"]
@@ -99,16 +104,19 @@ class KubeService:
         return self.client.request("PATCH", res.item(meta["namespace"], meta["name"]), query=query,
                                    body=obj, patch="apply")
 
-    def merge_patch(self, resource, namespace, name, patch, subresource=None):
+    def merge_patch(self, resource: Resource, namespace: str, name: str, patch: Mapping[str, Any],
+                    subresource: Optional[str] = None) -> Obj:
         return self.client.request("PATCH", resource.item(namespace, name, subresource), query=self._query(),
                                    body=patch, patch="merge")
 
-    def json_patch(self, resource, namespace, name, operations, subresource=None):
+    def json_patch(self, resource: Resource, namespace: str, name: str, operations: Sequence[Mapping[str, Any]],
+                   subresource: Optional[str] = None) -> Obj:
         return self.client.request("PATCH", resource.item(namespace, name, subresource), query=self._query(),
                                    body=operations, patch="json")
 
-    def delete(self, resource, namespace, name, uid=None, propagation="Background"):
-        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+    def delete(self, resource: Resource, namespace: str, name: str, uid: Optional[str] = None,
+               propagation: str = "Background") -> Obj:
+        body: Dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
         if uid:
             body["preconditions"] = {"uid": uid}
         if self.dry_run:

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Which Keystone URL the delivered clouds.yaml names, for the cluster the order lives on.
 
-Spec: "Delivered Secret contract", the auth_url table:
+docs/reconciler.md "The auth URL, and the operator's override"; the auth_url table:
 
 | Order on                     | Keystone | auth_url                                              |
 |------------------------------|----------|-------------------------------------------------------|

@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Sorting the listed objects into this order's children, by kind and role.
 
-Spec: "Projected child names" ("An object belongs to the order only with all 3 labels AND the
-prefix"). The edge lists by the three labels; here each listed object is kept only if its name is
+docs/reconciler.md "Where the children live" (an object belongs to the order only with all 3 labels AND one of
+its names). The edge lists by the three labels; here each listed object is kept only if its name is
 also one of ours and its kind fits the name. Anything else -- a foreign object, whatever its labels
 -- is never touched.
 """

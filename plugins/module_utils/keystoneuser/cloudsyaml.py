@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The delivered ``clouds.yaml``, rendered as text (no YAML library in a module's runtime).
 
-Spec: "Delivered Secret contract"; upstream facts section 4. One cloud, keyed by the ControlPlane's
+docs/reconciler.md "Backup first, then delivery" (step 2). One cloud, keyed by the ControlPlane's
 cloud name (default ``admin``); ``auth`` holds auth_url, username, password and user_domain_name
 and no project (the user has no project and no role: an unscoped token); then region_name,
 endpoint_type and ``identity_api_version: 3``. Strings are Go-``%q`` double-quoted (a valid YAML

@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """One owner per Keystone user: which order may provision a user name on a ControlPlane.
 
-Spec: ServiceAccountCollision ("A Keystone user of this name exists that the order did not create ... Names are
-compared as Keystone compares them ... The order never takes a user over"); issue 10 item 2. Keystone holds one
+docs/keystoneuser-crd.md "Consent" (one Keystone user per name) and its ServiceAccountCollision row of "Conditions";
+docs/reconciler.md "One owner per Keystone user". Keystone holds one
 user per (domain, folded name), and every order of a ControlPlane creates its user in that ControlPlane's admin
 domain, so two orders whose user names fold alike would share one user: each one's rotation would break the other,
 and either one's teardown would delete it under the other. So, among the orders on one ControlPlane whose names

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The KeystoneUser condition set: UserReady, DeliveryReady and the aggregate Ready.
 
-Spec: "Conditions" and "Status"; upstream facts section 9. The rules every kind shares (transition times,
+docs/keystoneuser-crd.md "Conditions" and "Status". The rules every kind shares (transition times,
 bounds, the aggregate) live in ``orders.conditions``; this file names KeystoneUser's two sub-conditions.
 """
 from __future__ import annotations

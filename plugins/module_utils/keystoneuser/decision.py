@@ -9,7 +9,7 @@ fields and actions here, and ``orders.outcome.build_decision`` composes the stat
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import (
     KEYSTONEUSER_CONDITIONS,
@@ -39,7 +39,7 @@ def decide(
     writes_status: bool = True,
     deleting: bool = False,
 ) -> Decision:
-    identity = {
+    identity: Dict[str, Any] = {
         "kind": KIND,
         "name": text(dig(snapshot.order, "metadata", "name")),
         "namespace": text(dig(snapshot.order, "metadata", "namespace")),

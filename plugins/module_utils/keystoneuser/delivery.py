@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """The KeystoneUser delivery leg: back the credentials up first, then write the Secret beside the order.
 
-Spec: "Delivered Secret contract" and the DeliveryReady rows of "Conditions"; upstream facts sections 3, 4 and 11
-(deliverCredentials). The backup and the delivered-Secret rules every kind shares are in ``orders.backup`` and
+docs/reconciler.md "Backup first, then delivery"; docs/keystoneuser-crd.md, the DeliveryReady rows of
+"Conditions". The backup and the delivered-Secret rules every kind shares are in ``orders.backup`` and
 ``orders.delivery``. In order:
 
 1. the user must be provisioned -> else WaitingForServiceAccounts;

@@ -3,9 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Classifying K-ORC failure messages against an External-mode Keystone.
 
-Spec: the paragraph after the Conditions table; upstream facts section 7. K-ORC reports most hard
-failures as a retryable wait, so the cause is only in the message text. The first matching rule
-wins, in this order:
+docs/reconciler.md "Provisioning and the collision probe" (External mode) and "Conditions and reasons". K-ORC
+reports most hard failures as a retryable wait, so the cause is only in the message text. The first matching
+rule wins, in this order:
 
 1. "No suitable endpoint could be found in the service catalog" -> CatalogEndpointMismatch
 2. "identity:create_application_credential"                   -> CredentialDrift

@@ -3,19 +3,19 @@
 # Apache License 2.0 (see LICENSE)
 """What a failed action means for a KeystoneUser's conditions.
 
-Spec: ServiceAccountError, DeliveryError, DeliveryRefused and TransportErrorRetryFailed rows of "Conditions";
-upstream facts section 2 (unlatch error handling). The rules every kind shares live in ``orders.failures``;
-KeystoneUser's own reading:
+docs/keystoneuser-crd.md, the ServiceAccountError, DeliveryError, DeliveryRefused and TransportErrorRetryFailed
+rows of "Conditions"; docs/reconciler.md "Provisioning and the collision probe" (a failed clear of a latched
+transport error). The rules every kind shares live in ``orders.failures``; KeystoneUser's own reading:
 
 - the order and user legs land on UserReady (ServiceAccountError), the backup and delivered legs on
   DeliveryReady (DeliveryError), with the error text, back in 30 s;
 - a Create of the delivered Secret answered 409 -> DeliveryReady False/DeliveryRefused (a foreign Secret of that
   name the label list could not see), back in 10 minutes;
 - clearing a latched K-ORC transport error that fails, whatever the status code -> UserReady
-  False/TransportErrorRetryFailed with the error text (the spec's row: "Clearing a latched transport error from the
-  User failed"). Only the wait depends on the code: a NotFound/Conflict (the User went or changed under the pass)
-  or a transient failure (429, a timeout, a 5xx) comes back as soon as the pass would have anyway, at most in the
-  K-ORC progress interval; anything else in 30 s.
+  False/TransportErrorRetryFailed with the error text (its row in docs/keystoneuser-crd.md "Conditions":
+  clearing a latched transport error failed). Only the wait depends on the code: a NotFound/Conflict (the User
+  went or changed under the pass) or a transient failure (429, a timeout, a 5xx) comes back as soon as the pass
+  would have anyway, at most in the K-ORC progress interval; anything else in 30 s.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Keystone name folding and the names a ControlPlane reserves.
 
-Spec: Conditions, ``ServiceAccountCollision`` ("Names are compared as Keystone compares them").
+docs/reconciler.md "Reserved names" and "How names are compared"; docs/keystoneuser-crd.md "Consent".
 Two names are one Keystone user exactly when their folds are equal. What the fold mirrors was
 measured on the local stack (Keystone 30.0.0 on MariaDB 10.11.19) and is proved against it by
 ``tests/integration/test_keystone_names_mariadb.py``:

@@ -3,7 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Reading a K-ORC ``User`` (the managed user and the collision probe).
 
-Spec: UserReady rows of "Conditions"; K-ORC contract section A; upstream facts sections 2 and 8.
+docs/keystoneuser-crd.md, the UserReady rows of "Conditions"; what K-ORC reports on a User: docs/reconciler.md
+"Provisioning and the collision probe".
 - available: the ``Available`` condition is True (K-ORC read or created the Keystone user);
 - applied: ``status.resource.appliedPasswordRef`` names the current password Secret, the user is
   Available and has a ``status.id`` (the only proof K-ORC set that password in Keystone);

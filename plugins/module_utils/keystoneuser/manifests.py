@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """The desired objects of one order, as plain manifests.
 
-Spec: "Projected child names", "Delivered Secret contract"; K-ORC and ESO contracts. All but the
-delivered Secret live in the ControlPlane's namespace on the management cluster and carry the three
+docs/reconciler.md "Where the children live" and "Backup first, then delivery" (what K-ORC and ESO are given).
+All but the delivered Secret live in the ControlPlane's namespace on the management cluster and carry the three
 ownership labels:
 
 - ``<base>-user``           K-ORC User, managed: creates the Keystone user in the admin domain

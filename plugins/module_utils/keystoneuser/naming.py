@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """KeystoneUser child names, labels and the ownership test.
 
-Spec: "Projected child names" and "Delivered Secret contract". Every child of an order lives in the ControlPlane's
+docs/reconciler.md "Where the children live". Every child of an order lives in the ControlPlane's
 namespace under the prefix ``<metadata.name>-<8 hex>-user-<discriminator>`` (the hash rule is in
 ``orders.naming``), with the discriminators ``user`` (the managed K-ORC User), ``user-probe`` (the collision
 probe), ``password-v<N>`` (one Secret per password generation), ``source`` (the document the backup pushes) and

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The KeystoneUser's ``.status``: read defensively, written whole.
 
-Spec: "Status" (conditions, observedGeneration, userID, passwordGeneration, lastPasswordRotation,
+docs/keystoneuser-crd.md "Status" (conditions, observedGeneration, userID, passwordGeneration, lastPasswordRotation,
 nextPasswordRotation, secretName, secretKeys). A garbage status never crashes a pass: unreadable fields read
 as absent. ``StatusFields.render`` gives the fields besides the conditions; ``orders.outcome`` composes the
 whole status and drops the write when it equals the status as read, so a converged pass writes nothing.

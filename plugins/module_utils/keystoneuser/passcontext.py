@@ -3,14 +3,15 @@
 # Apache License 2.0 (see LICENSE)
 """What an admitted pass knows about its order, derived once from the snapshot.
 
-Spec: "Projected child names" (names and labels depend on cluster, namespace and name) and
-"Consent" (a PassContext exists only for an admitted order whose ControlPlane was found). The children are named
-for the cluster the order was admitted on (``record``), which is the cluster it is read on unless that cluster
-was registered again under another name.
+docs/reconciler.md "Where the children live" (names and labels depend on cluster, namespace and name) and
+docs/keystoneuser-crd.md "Consent" (a PassContext exists only for an admitted order whose ControlPlane was
+found). The children are named for the cluster the order was admitted on (``record``), which is the cluster it
+is read on unless that cluster was registered again under another name.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Dict
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.children import OwnedChildren, sort_children
@@ -44,7 +45,7 @@ class PassContext:
         return self.snapshot.cluster
 
     @property
-    def now(self):
+    def now(self) -> datetime:
         return self.snapshot.now
 
 

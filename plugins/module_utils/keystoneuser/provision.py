@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """The user leg: from an admitted order to a Keystone user holding the current password.
 
-Spec: the UserReady rows of "Conditions", "Password rotation"; upstream facts sections 2, 8 and 11
-(provisionUser). In order:
+docs/keystoneuser-crd.md, the UserReady rows of "Conditions"; docs/reconciler.md
+"Provisioning and the collision probe" and "Password rotation". In order:
 
 1. a reserved name (the admin user, the built-in accounts; folded) -> ServiceAccountCollision,
    nothing created;
@@ -24,7 +24,8 @@ Spec: the UserReady rows of "Conditions", "Password rotation"; upstream facts se
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Optional
+from datetime import timedelta
+from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser import korc, unlatch
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import requeue
@@ -143,12 +144,12 @@ def _password_text(ctx: PassContext, generation: int) -> Optional[str]:
     return secret_strings(secret).get("password") or None
 
 
-def _stop(ctx: PassContext, out: Outcome, fields: StatusFields, verdict: Verdict, wait) -> UserLeg:
+def _stop(ctx: PassContext, out: Outcome, fields: StatusFields, verdict: Verdict, wait: Optional[timedelta]) -> UserLeg:
     out.come_back(wait)
     return UserLeg(verdict, False, fields, _password_text(ctx, fields.password_generation))
 
 
-def _target(obj: Mapping[str, Any]) -> dict:
+def _target(obj: Mapping[str, Any]) -> Dict[str, Any]:
     return {"kind": "User", "api_version": KORC_API_VERSION, "namespace": namespace_of(obj),
             "name": name_of(obj), "cluster": MANAGEMENT}
 

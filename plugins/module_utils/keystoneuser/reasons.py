@@ -1,22 +1,23 @@
 # -*- coding: utf-8 -*-
 # Copyright: c5c3.orders contributors
 # Apache License 2.0 (see LICENSE)
-"""Every condition reason a KeystoneUser reports, with the spec row it implements.
+"""Every condition reason a KeystoneUser reports, with the row of docs/keystoneuser-crd.md "Conditions" it implements.
 
-Spec: "Conditions" table. The reasons every kind shares (admission, delivery) are defined once in
-``orders.reasons`` and named here too, so a reader finds the row behind any KeystoneUser reason in this file.
+docs/reconciler.md "Conditions and reasons" says where each is set. The reasons every kind shares (admission,
+delivery) are defined once in ``orders.reasons`` and named here too, so a reader finds the row behind any
+KeystoneUser reason in this file.
 """
 from __future__ import annotations
 
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 pylint: disable=unused-import
-    BACKUP_NOT_SYNCED,
-    CLUSTER_NAME_TOO_LONG,
-    CONTROL_PLANE_NOT_FOUND,
-    DELIVERED,
-    DELIVERY_ERROR,
-    DELIVERY_REFUSED,
-    INVALID_SPEC,
-    NAMESPACE_NOT_ASSIGNED,
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 pylint: disable=unused-import,useless-import-alias
+    BACKUP_NOT_SYNCED as BACKUP_NOT_SYNCED,
+    CLUSTER_NAME_TOO_LONG as CLUSTER_NAME_TOO_LONG,
+    CONTROL_PLANE_NOT_FOUND as CONTROL_PLANE_NOT_FOUND,
+    DELIVERED as DELIVERED,
+    DELIVERY_ERROR as DELIVERY_ERROR,
+    DELIVERY_REFUSED as DELIVERY_REFUSED,
+    INVALID_SPEC as INVALID_SPEC,
+    NAMESPACE_NOT_ASSIGNED as NAMESPACE_NOT_ASSIGNED,
 )
 
 # UserReady

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """One reconcile pass over one KeystoneUser: ``reconcile(snapshot) -> Decision``.
 
-Spec: the whole KeystoneUser reference; upstream facts section 11 (Flow). The pass, in order:
+docs/keystoneuser-crd.md as a whole; docs/reconciler.md "One pass over one order, in order". The pass, in order:
 
 1. read the order's metadata: an order that cannot be named -> both conditions False/InvalidSpec;
 2. being deleted -> ``teardown`` (only with our finalizer; neither the assignment nor the spec is consulted:
@@ -28,6 +28,7 @@ Spec: the whole KeystoneUser reference; upstream facts section 11 (Flow). The pa
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from typing import Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import (
@@ -75,7 +76,7 @@ def _refused(snapshot: Snapshot, status: OrderStatus, identity: Optional[OrderId
     """Both conditions carry the refusal; nothing else moves (the order is frozen)."""
     verdicts = both(refusal.reason, refusal.message)
     secret_name = f"{identity.name}-credentials" if identity is not None else status.secret_name
-    wait = refusal.requeue_after
+    wait: Optional[timedelta] = refusal.requeue_after
     if snapshot.cluster:
         wait = requeue.earliest([wait, requeue.TARGET_CLUSTER_MAX])
     return decide(snapshot, status, StatusFields.carried(status, secret_name), verdicts[USER_READY],
@@ -111,8 +112,10 @@ def reconcile(snapshot: Snapshot) -> Decision:
             f"{changed}; what an order was admitted as cannot change (delete and re-create it to move it); "
             "the order is frozen"), requeue.REFUSAL))
     refusal = admit(identity.namespace, snapshot.cluster, spec.control_plane_namespace, spec.control_plane_name, cp)
-    if refusal is not None or cp is None:
+    if refusal is not None:
         return _refused(snapshot, status, identity, refusal)
+    if cp is None:  # not reached: admit refuses an order whose ControlPlane is missing
+        raise AssertionError("an order was admitted without its ControlPlane")
 
     out = Outcome()
     if FINALIZER not in identity.finalizers:
@@ -134,9 +137,9 @@ def reconcile(snapshot: Snapshot) -> Decision:
     unreadable = [snapshot.read_failures[p] for p in (CHILDREN, SECRET_STORES) if snapshot.read_failures.get(p)]
     if unreadable:
         waiting = Verdict(False, WAITING_FOR_SERVICE_ACCOUNTS, "the user is not provisioned yet")
-        user = Verdict(False, SERVICE_ACCOUNT_ERROR, "; ".join(unreadable))
+        unprovisioned = Verdict(False, SERVICE_ACCOUNT_ERROR, "; ".join(unreadable))
         wait = requeue.earliest([requeue.ERROR_RETRY, target_cap])
-        return decide(snapshot, status, carried, user, verdict_of(status.conditions, DELIVERY_READY, waiting),
+        return decide(snapshot, status, carried, unprovisioned, verdict_of(status.conditions, DELIVERY_READY, waiting),
                       out.actions, wait)
 
     ctx = pass_context(snapshot, spec, status, cp, record.cluster)

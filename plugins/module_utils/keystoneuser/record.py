@@ -3,10 +3,10 @@
 # Apache License 2.0 (see LICENSE)
 """What an order was admitted as, recorded in its status at its first admitted pass.
 
-Issue 11 ("recorded identity"): ``spec.controlPlaneRef`` and the effective user name are immutable by CRD rules,
-but a cluster whose CRD predates the rules (a target cluster, an older install) lets them change. Acting on the
-current spec would then look for the children under another ControlPlane, release the finalizer, and strand the
-Keystone user, the password Secrets and the OpenBao backup. So the first admitted pass records, in
+docs/reconciler.md "The admission record": ``spec.controlPlaneRef`` and the effective user name are immutable by
+CRD rules, but a cluster whose CRD predates the rules (a target cluster, an older install) lets them change.
+Acting on the current spec would then look for the children under another ControlPlane, release the finalizer,
+and strand the Keystone user, the password Secrets and the OpenBao backup. So the first admitted pass records, in
 ``status.admittedAs``, the ControlPlane reference, the user name and the cluster the order was admitted on, and
 every later pass and the teardown act on the record:
 - the children are named and found from the record (ControlPlane namespace, cluster);

@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Which password generation the K-ORC User must hold, and when the schedule rotates next.
 
-Spec: "Password rotation" (and its upgrade notes), Status (lastPasswordRotation,
-nextPasswordRotation). Rules:
+docs/reconciler.md "Password rotation" (and its upgrade behaviour); docs/keystoneuser-crd.md "Status"
+(lastPasswordRotation, nextPasswordRotation). Rules:
 
 - the floor is N = max(spec.passwordGeneration, status.passwordGeneration, highest generation among
   our password Secrets): lowering the spec never rolls back, and a rotation already started (its

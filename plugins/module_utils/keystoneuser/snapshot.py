@@ -34,7 +34,7 @@ Fields:
   "role_assignments", "app_credentials", "secret_stores") -> the error text; the core fails the orders that need
   a missing part and nothing else.
 - ``keystone_internal_url``: the operator's override of the in-cluster Keystone URL for this ControlPlane ("" =
-  the spec's table), from the module's configuration only.
+  the table in ``authurl``), from the module's configuration only.
 - ``control_plane_view``: the edge may hand over ``orders.controlplane.read_control_plane(control_plane)``, read
   once per ControlPlane for the whole pass; None = the core reads ``control_plane`` itself (the same view).
 - ``new_password``: called at most once per new password Secret; the edge passes

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Reading a raw KeystoneUser into a typed spec with the effective defaults.
 
-Spec: "Spec" (KeystoneUserSpec, ControlPlaneRefSpec) and "Defaulting and Validation Summary".
+docs/keystoneuser-crd.md "Spec", "Defaults" and "Admission rules".
 The kind has no webhook and a target cluster may serve an older CRD, so nothing is trusted:
 ``parse_order`` applies the defaults the API server would (user name = metadata.name, password
 generation at least 1, interval 720h when absent, controlPlaneRef.namespace = the order's own), bounds every
@@ -18,13 +18,13 @@ from typing import Any
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.foldnames import outside_bmp, surrounding_whitespace
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.durations import DurationError, parse_go_duration
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (  # noqa: F401 - OrderSpecError
-    OrderIdentity,
-    OrderSpecError,
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (  # noqa: F401 pylint: disable=useless-import-alias
+    OrderIdentity as OrderIdentity,
+    OrderSpecError as OrderSpecError,
     expect_mapping,
     optional_int,
     optional_string,
-    parse_identity,
+    parse_identity as parse_identity,
     parse_ref,
 )
 

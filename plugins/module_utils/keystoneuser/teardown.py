@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Deleting a KeystoneUser: holds first, then the children, then the finalizer.
 
-Spec: "Deletion Semantics"; upstream facts section 11 (Teardown). Runs only for an order with
+docs/reconciler.md "Teardown". Runs only for an order with
 ``deletionTimestamp`` set AND our finalizer ``c5c3.io/keystoneuser-teardown`` (an order that never
 got past the assignment has none and goes at once). The assignment is not consulted, so a frozen
 order tears down the same way; neither is the spec: the children are found from the admission record
@@ -20,7 +20,8 @@ order tears down the same way; neither is the spec: the children are found from 
 """
 from __future__ import annotations
 
-from typing import Any, List
+from datetime import timedelta
+from typing import Any, List, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.children import sort_children
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.conditions import DELIVERY_READY, USER_READY
@@ -77,7 +78,7 @@ def tear_down(snapshot: Snapshot, identity: OrderIdentity, status: OrderStatus) 
     previous_user = verdict_of(status.conditions, USER_READY, waiting)
     previous_delivery = verdict_of(status.conditions, DELIVERY_READY, waiting)
 
-    def decision(user: Verdict, actions: List[Any], wait, writes_status: bool = True) -> Decision:
+    def decision(user: Verdict, actions: List[Any], wait: Optional[timedelta], writes_status: bool = True) -> Decision:
         return decide(snapshot, status, fields, user, previous_delivery, actions, wait, writes_status=writes_status,
                       deleting=True)
 

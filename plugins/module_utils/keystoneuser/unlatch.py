@@ -3,18 +3,18 @@
 # Apache License 2.0 (see LICENSE)
 """When to hand a latched transport error back to K-ORC.
 
-Spec: ``ServiceAccountsFailed`` / ``TransportErrorRetryFailed`` rows; upstream facts section 2
-("Latched transport error"). K-ORC files a non-HTTP client error (Keystone unreachable) as a
-terminal InvalidConfiguration and never retries it. Removing the Progressing condition hands the
-object back. The first latch is cleared at once; a later one waits 30 s plus a per-object offset of
-``sha256(uid)[0:4] / 2^32 * 30 s`` after the previous clear, recorded in the annotation
+docs/keystoneuser-crd.md "Conditions" (``ServiceAccountsFailed`` / ``TransportErrorRetryFailed`` rows);
+docs/reconciler.md "Provisioning and the collision probe" (the latched transport error). K-ORC files a non-HTTP
+client error (Keystone unreachable) as a terminal InvalidConfiguration and never retries it. Removing the
+Progressing condition hands the object back. The first latch is cleared at once; a later one waits 30 s plus a
+per-object offset of ``sha256(uid)[0:4] / 2^32 * 30 s`` after the previous clear, recorded in the annotation
 ``c5c3.io/korc-transport-unlatched-at``. A bad or future stamp counts as due.
 """
 from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Dict
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import annotations_of, uid_of
@@ -38,6 +38,6 @@ def due_at(user: Any, now: datetime) -> datetime:
     return stamp + BACKOFF + offset(uid_of(user))
 
 
-def stamp_patch(now: datetime) -> dict:
+def stamp_patch(now: datetime) -> Dict[str, Any]:
     """The merge patch that records this clear."""
     return {"metadata": {"annotations": {UNLATCHED_AT_ANNOTATION: timestamps.render(now)}}}

@@ -3,13 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """The pure core of the object-storage kinds: snapshot in, decision out, no I/O.
 
-Per-bucket credentials with two key slots on Ceph RGW accounts (seed 003, carried into orders by
-``shared/design/bucket-credentials.md``). Entry points: ``store.decide_store``, ``account.decide_account``,
-``credential.decide_credential`` (each with ``on_action_failure``), in that order within a pass. The contract
-with the edge: ``snapshot.py`` (input), ``gateway.py`` and ``orders/plan.py`` (output). What every order kind
-shares lives in ``orders/``.
+Per-bucket credentials with two key slots on Ceph RGW accounts (docs/object-storage.md). Entry points:
+``store.decide_store``, ``account.decide_account``, ``credential.decide_credential`` (each with
+``on_action_failure``), in that order within a pass. The contract with the edge: ``snapshot.py`` (input),
+``gateway.py`` and ``orders/plan.py`` (output). What every order kind shares lives in ``orders/``.
 
-| Design rule                                                     | File |
+| Row of docs/object-storage.md "Design rules and their tests"    | File |
 |-----------------------------------------------------------------|------|
 | 1. ObjectStore: readiness causes, probe cadence                 | store.py (rgw/readiness.py classifies) |
 | 2. Account per tenant and store; id derived; 409 is success      | account.py, naming.py |

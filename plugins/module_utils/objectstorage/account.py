@@ -3,19 +3,20 @@
 # Apache License 2.0 (see LICENSE)
 """The ObjectStoreAccount: one RGW account per (tenant namespace, cluster, store), and the stages of a migration.
 
-Design section 2, rules 1-6; docs/objectstoreaccount-crd.md. In a pass, per account:
+docs/object-storage.md "Migration stages" and "Design rules and their tests" (rows 2 to 2.6, cited below by
+number); docs/objectstoreaccount-crd.md. In a pass, per account:
 
 0. the tenant: the account serves the namespace it was made for (``spec.tenant.namespaceUID``, bound when the pass
    creates the account or first sees the namespace); a namespace of that name with another uid stops it,
    ``AccountKeyRotated`` False/NamespaceReplaced, so no order is served (``_tenant_gate``). An edit that would
    change the user or scope of a set-up account is refused and changes nothing (``_edit_refused``);
 1. the store must exist and be ready; else Migrated False/StoreNotReady -- unless the account was migrated
-   before: a recorded migration stands whatever the gateway does now (rule 5, non-downgrade), and nothing is done;
+   before: a recorded migration stands whatever the gateway does now (row 2.5, non-downgrade), and nothing is done;
 2. the mode, from the spec (``modes``): a *new* account (no ``legacyUser``) is created with POST (409
-   ``AccountAlreadyExists`` is success, rule 1; its id derived, ``naming.account_id``) and gets a root user of its
-   own whose key nobody else ever held, so it counts as rotated at once (rule 2); ``migrate: true`` adopts the
-   legacy user as the account's root, its keys keep working, only on this explicit edit (rule 3); a legacy user
-   without ``migrate`` is *shared*: its one key serves the tenant's buckets, as today (rule 4). A shared account
+   ``AccountAlreadyExists`` is success, row 2.1; its id derived, ``naming.account_id``) and gets a root user of its
+   own whose key nobody else ever held, so it counts as rotated at once (row 2.2); ``migrate: true`` adopts the
+   legacy user as the account's root, its keys keep working, only on this explicit edit (row 2.3); a legacy user
+   without ``migrate`` is *shared*: its one key serves the tenant's buckets, as today (row 2.4). A shared account
    the pass made for a store set up with ``perBucketCredentials: false`` gets a plain user of its own;
 3. the account's key (the root's, or the shared user's) is recorded in ``<account>-root-key`` in the ControlPlane
    namespace and backed up to OpenBao before anything uses it (``orders.backup``, the fresh-push gate); it is read
@@ -23,7 +24,7 @@ Design section 2, rules 1-6; docs/objectstoreaccount-crd.md. In a pass, per acco
 4. legacy buckets: for an adopted account, the buckets the account's key lists minus those a BucketCredential of
    the tenant serves, or once served, with a credential of its own (``Bucket`` scope, CredentialReady; recorded in
    ``migratedBuckets``, and reported in ``orphanedBuckets`` once no order names them);
-5. root key rotation (raise ``spec.rootKeyRotation``, rule 6): refused while legacy buckets remain (the message
+5. root key rotation (raise ``spec.rootKeyRotation``, row 2.6): refused while legacy buckets remain (the message
    lists them); otherwise create a new root key signed by the root and persist it in the key Secret at once
    (``gateway.IssueKey``: a key that cannot be persisted is deleted again), wait for its backup, then delete the
    old key signed with the new one, and report -- never delete -- any other key on the root (an Event and the
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway import (
@@ -134,7 +135,7 @@ class AccountView:
     account_id: str
     scope: str          # Bucket, Shared, or "" (not set up yet)
     migrated: bool      # Migrated True (new or adopted): per-bucket credentials may be issued
-    key_ready: bool     # the account's key is recorded and backed up (design rule 2: backed up first)
+    key_ready: bool     # the account's key is recorded and backed up (docs/object-storage.md, row 2.2)
 
     @property
     def usable(self) -> bool:
@@ -419,10 +420,11 @@ def _asked(mode: str, uid: str) -> str:
 
 
 def _edit_refused(snap: AccountSnapshot, spec: AccountSpec) -> Optional[Decision]:
-    """Design 2.4: an account that is set up never changes its user or scope -- a per-bucket or migrated account
-    never turns Shared, and no other user's key replaces the one it was set up with (that would leave the real root
-    key live and recorded nowhere). The recorded status is what counts; admission refuses such an edit, and on an
-    older CRD without that rule the pass refuses it here and changes nothing. None: the spec agrees."""
+    """docs/object-storage.md, row 2.4: an account that is set up never changes its user or scope -- a per-bucket
+    or migrated account never turns Shared, and no other user's key replaces the one it was set up with (that would
+    leave the real root key live and recorded nowhere). The recorded status is what counts; admission refuses such
+    an edit, and on an older CRD without that rule the pass refuses it here and changes nothing. None: the spec
+    agrees."""
     raw = snap.account
     fields = _carried(raw)
     mode = mode_of(spec)
@@ -443,7 +445,8 @@ def _edit_refused(snap: AccountSnapshot, spec: AccountSpec) -> Optional[Decision
 
 
 def _gateway_error(run: _Pass, read: Read, what: str) -> Decision:
-    """A read the account needs failed: a recorded migration stands (rule 5); nothing else is concluded."""
+    """A read the account needs failed: a recorded migration stands (docs/object-storage.md, row 2.5); nothing
+    else is concluded."""
     raw = run.raw
     error = Verdict(False, GATEWAY_ERROR, f"{what}: {read.describe()}")
     migrated = _previous(raw, MIGRATED, error) if condition_is_true(raw, MIGRATED) else error
@@ -564,26 +567,26 @@ def _keys(run: _Pass, info: Mapping[str, Any]) -> Decision:
     return _stage(run, migrated, live_ids, current, retiring, rotation_applied, int(rotation_text))
 
 
-def _legacy_buckets(run: _Pass) -> Tuple[Optional[Tuple[str, ...]], Optional[Read]]:
+def _legacy_buckets(run: _Pass) -> Union[Tuple[str, ...], Read]:
     """The buckets no per-bucket credential serves yet: every bucket of a shared account; of an adopted one, those
     no Bucket-scoped credential ever served. A bucket served once is recorded (``migratedBuckets``) and never
     turns legacy again when its order goes: it is reported as orphaned instead (``orphanedBuckets``), and holds
-    back no root key rotation. None with the failed read."""
+    back no root key rotation. The failed read instead when the buckets cannot be listed."""
     if run.mode == NEW:
-        return (), None  # nobody but the operator ever held a new account's key
+        return ()  # nobody but the operator ever held a new account's key
     read = run.snap.buckets
     if read is None or not read.ok:
-        return None, read or Read(False, code="NotRead")
+        return read or Read(False, code="NotRead")
     listed = sorted({b for b in read.value or () if isinstance(b, str)})
     served = {text(dig(c, "spec", "bucket")) for c in run.snap.credentials
               if text(dig(c, "status", "credentialScope")) == BUCKET and condition_is_true(c, CREDENTIAL_READY)}
     if run.mode == SHARED:
-        return tuple(b for b in listed if b not in served), None
+        return tuple(b for b in listed if b not in served)
     migrated = tuple(b for b in listed if b in served or b in run.fields.migrated_buckets)
     named = {text(dig(c, "spec", "bucket")) for c in run.snap.credentials}
     run.fields = replace(run.fields, migrated_buckets=migrated,
                          orphaned_buckets=tuple(b for b in migrated if b not in named))
-    return tuple(b for b in listed if b not in migrated), None
+    return tuple(b for b in listed if b not in migrated)
 
 
 def _with_orphans(run: _Pass, verdict: Verdict) -> Verdict:
@@ -600,9 +603,9 @@ def _with_orphans(run: _Pass, verdict: Verdict) -> Verdict:
 def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, retiring: str,
            rotation_applied: int, in_flight: int) -> Decision:
     spec = run.spec
-    legacy, failed = _legacy_buckets(run)
-    if legacy is None:
-        return _gateway_error(run, failed, f"listing the buckets of user {run.uid}")
+    legacy = _legacy_buckets(run)
+    if isinstance(legacy, Read):
+        return _gateway_error(run, legacy, f"listing the buckets of user {run.uid}")
     migrated = _with_orphans(run, migrated)
     if run.mode == SHARED:
         run.fields = replace(run.fields, stage=STAGE_ACCOUNT_KEY, legacy_buckets=legacy,

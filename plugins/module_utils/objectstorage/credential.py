@@ -3,7 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """The BucketCredential: a bucket's own IAM user, its two key slots, backup first, the Secret beside the order.
 
-Design section 3; docs/bucketcredential-crd.md. A pass over one order, in order:
+docs/object-storage.md "Design rules and their tests" (rows 3); docs/bucketcredential-crd.md. A pass over one
+order, in order:
 
 1. read the order; being deleted -> ``teardown``; unreadable -> both InvalidSpec (frozen);
 2. the store must exist, and its ControlPlane's ``spec.namespaceAssignments`` must admit the order exactly as a
@@ -247,7 +248,8 @@ def _decide(snap: CredentialSnapshot, out: Outcome, fields: CredentialFields, cr
             wait: Optional[timedelta], writes_status: bool = True, deleting: bool = False) -> Decision:
     raw = snap.order
     previous = dig(raw, "status") if isinstance(dig(raw, "status"), dict) else {}
-    identity = {"kind": KIND, "name": name_of(raw), "namespace": namespace_of(raw), "cluster": snap.cluster}
+    identity: Dict[str, Any] = {"kind": KIND, "name": name_of(raw), "namespace": namespace_of(raw),
+                                "cluster": snap.cluster}
     if deleting:
         identity["deleting"] = True
     if snap.cluster:
@@ -379,7 +381,8 @@ def _holder(snap: CredentialSnapshot, spec: CredentialSpec, me: OrderIdentity, c
 
 
 def _scope_label(run: _Pass) -> None:
-    """Keep ``c5c3.io/credential-scope`` on the order (the seed's Credential Scope filter)."""
+    """Keep ``c5c3.io/credential-scope`` on the order (``kubectl get -l`` lists the orders on a shared key:
+    docs/object-storage.md "The model")."""
     scope = SCOPE_ACCOUNT if run.account.scope == SHARED_SCOPE else BUCKET
     if labels_of(run.snap.order).get(naming.SCOPE_LABEL) != scope:
         identity = run.spec.identity
@@ -723,7 +726,7 @@ def tear_down(snap: CredentialSnapshot, identity: Optional[OrderIdentity]) -> De
     by_account = held and account is not None and account.usable and account.scope == BUCKET and \
         snap.account_key is not None and fields.record is not None and \
         fields.record.account in ("", account.name)
-    if by_account:
+    if by_account and account is not None:  # by_account says it is
         listed = snap.user_keys
         live_ids = [text(k.get("AccessKeyId")) for k in (listed.value if listed is not None and listed.ok else None)
                     or ()]

@@ -3,12 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """Names, labels and ids of the object-storage kinds, derived deterministically.
 
-Design (``shared/design/bucket-credentials.md``): one RGW account per (tenant namespace, cluster, store), with an
-id ``RGW`` + 17 digits derived from a SHA-256 of that identity, so a repeated create is idempotent (409
-``AccountAlreadyExists`` is success); one IAM user per bucket, named after the bucket; a BucketCredential's
-children in the ControlPlane's namespace under ``<name>-<8 hex>-bucket-...`` (the KeystoneUser prefix rule), the
-account's root key in ``<account>-root-key`` there too. Every child carries its owner's labels: the three
-``c5c3.io/bucketcredential-*`` labels, or ``c5c3.io/objectstoreaccount-name``.
+docs/object-storage.md "The model" and "Design rules and their tests" (rows 2, 2.1, 3): one RGW account per
+(tenant namespace, cluster, store), with an id ``RGW`` + 17 digits derived from a SHA-256 of that identity, so a
+repeated create is idempotent (409 ``AccountAlreadyExists`` is success); one IAM user per bucket, named after the
+bucket; a BucketCredential's children in the ControlPlane's namespace under ``<name>-<8 hex>-bucket-...`` (the
+KeystoneUser prefix rule), the account's root key in ``<account>-root-key`` there too. Every child carries its
+owner's labels: the three ``c5c3.io/bucketcredential-*`` labels, or ``c5c3.io/objectstoreaccount-name``.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.naming import L
 LABELS = LabelKeys.for_kind("bucketcredential")
 ACCOUNT_LABEL = "c5c3.io/objectstoreaccount-name"
 STORE_LABEL = "c5c3.io/objectstore-name"
-SCOPE_LABEL = "c5c3.io/credential-scope"        # kept on the order: Bucket or Account (the seed's filter)
+SCOPE_LABEL = "c5c3.io/credential-scope"        # on the order: Bucket or Account (a -l filter; docs/object-storage.md)
 SLOT_LABEL = "c5c3.io/key-slot"
 GENERATION_LABEL = "c5c3.io/key-generation"
 CREATED_BY_ANNOTATION = "c5c3.io/created-by"     # on an ObjectStoreAccount the pass created itself

@@ -3,12 +3,13 @@
 # Apache License 2.0 (see LICENSE)
 """The two policy documents of a bucket credential, rebuilt from their inputs on every pass.
 
-Design section 3: the IAM user's inline policy allows ``s3:*`` on the bucket and its objects; the bucket policy
-carries a statement granting that user too (an identity policy alone cannot reach objects the account root wrote
-before the account was migrated: measured on Tentacle 20.2.4), and the public-read statement when
-``spec.publicRead`` is true. The bucket policy is built from both inputs at once, so neither overwrites the other,
-and a policy written straight to the gateway is found different and restored. Statements are compared in a
-canonical form (the gateway may hand a single principal or action back as a string instead of a list).
+docs/object-storage.md "Design rules and their tests" (rows 3): the IAM user's inline policy allows ``s3:*`` on
+the bucket and its objects; the bucket policy carries a statement granting that user too (an identity policy alone
+cannot reach objects the account root wrote before the account was migrated: measured on Tentacle 20.2.4), and the
+public-read statement when ``spec.publicRead`` is true. The bucket policy is built from both inputs at once, so
+neither overwrites the other, and a policy written straight to the gateway is found different and restored.
+Statements are compared in a canonical form (the gateway may hand a single principal or action back as a string
+instead of a list).
 """
 from __future__ import annotations
 

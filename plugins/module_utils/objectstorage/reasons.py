@@ -4,19 +4,20 @@
 """Every condition type and reason of the object-storage kinds, with the rule behind it.
 
 References: docs/objectstore-crd.md, docs/objectstoreaccount-crd.md, docs/bucketcredential-crd.md (their
-Conditions tables); the design's refusals. Reasons every kind shares come from ``orders.reasons``.
+Conditions tables); the refusals of docs/object-storage.md. Reasons every kind shares come from
+``orders.reasons``.
 """
 from __future__ import annotations
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import ConditionSet
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 pylint: disable=unused-import
-    BACKUP_NOT_SYNCED,
-    CONTROL_PLANE_NOT_FOUND,
-    DELIVERED,
-    DELIVERY_ERROR,
-    DELIVERY_REFUSED,
-    INVALID_SPEC,
-    NAMESPACE_NOT_ASSIGNED,
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import (  # noqa: F401 pylint: disable=unused-import,useless-import-alias
+    BACKUP_NOT_SYNCED as BACKUP_NOT_SYNCED,
+    CONTROL_PLANE_NOT_FOUND as CONTROL_PLANE_NOT_FOUND,
+    DELIVERED as DELIVERED,
+    DELIVERY_ERROR as DELIVERY_ERROR,
+    DELIVERY_REFUSED as DELIVERY_REFUSED,
+    INVALID_SPEC as INVALID_SPEC,
+    NAMESPACE_NOT_ASSIGNED as NAMESPACE_NOT_ASSIGNED,
 )
 
 # ObjectStore: one condition, the readiness causes of rgw.readiness as reasons (no aggregate Ready)

@@ -3,13 +3,13 @@
 # Apache License 2.0 (see LICENSE)
 """The two key slots of a bucket credential: which keys to issue, which are current, which to revoke.
 
-Design section 3 ("Slots"): each listed slot holds one live key; adding a slot issues a key into it (both then
-work: the overlap of a rotation); removing a slot revokes its key; raising a slot's generation replaces that
-slot's key. A key is *recorded* by a Secret ``<base>-slot<N>-v<G>`` in the ControlPlane namespace (the only place
-its secret half exists besides OpenBao and the delivered Secret) and *live* while the IAM user lists it. Revocation
-comes last: only once every listed slot holds a live key and the consumer's Secret carries them (``credential``),
-so a rotation never leaves the consumer without a working key. A key on the IAM user that no Secret records (an
-interrupted issue) is untracked: reported, never deleted.
+docs/bucketcredential-crd.md "Slots": each listed slot holds one live key; adding a slot issues a key into it
+(both then work: the overlap of a rotation); removing a slot revokes its key; raising a slot's generation
+replaces that slot's key. A key is *recorded* by a Secret ``<base>-slot<N>-v<G>`` in the ControlPlane namespace
+(the only place its secret half exists besides OpenBao and the delivered Secret) and *live* while the IAM user
+lists it. Revocation comes last: only once every listed slot holds a live key and the consumer's Secret carries
+them (``credential``), so a rotation never leaves the consumer without a working key. A key on the IAM user that
+no Secret records (an interrupted issue) is untracked: reported, never deleted.
 """
 from __future__ import annotations
 

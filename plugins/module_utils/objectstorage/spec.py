@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.naming import CREATED_BY, CREATED_BY_ANNOTATION
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (
@@ -33,7 +33,10 @@ _BUCKET = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0
 _IPV4 = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
 
 
-def _wrap(reader, raw: Any):
+_Spec = TypeVar("_Spec")
+
+
+def _wrap(reader: Callable[[Any], _Spec], raw: Any) -> _Spec:
     try:
         return reader(raw)
     except OrderSpecError:

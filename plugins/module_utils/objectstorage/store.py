@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """The ObjectStore: is the gateway ready for per-bucket credentials, and what should the platform fix?
 
-Design section 1; docs/objectstore-crd.md. The readiness verdict itself is ``rgw.readiness.classify`` over what
-the edge's probe observed (the same classifier the ``rgw_store_info`` module reports); here:
+docs/object-storage.md "Readiness causes" and "Design rules and their tests" (rows 1); docs/objectstore-crd.md.
+The readiness verdict itself is ``rgw.readiness.classify`` over what the edge's probe observed (the same
+classifier the ``rgw_store_info`` module reports); here:
 - a ready store is probed at most every 5 minutes and again whenever its spec changes (``probe_due``), so a
   gateway upgrade is picked up with no edit; a store that is not ready is probed again after 30 s, so a fix made
   where no event reaches us (a corrected admin key in the platform's Secret, a gateway brought back) is seen soon;
@@ -124,7 +125,7 @@ def decide_store(snapshot: StoreSnapshot) -> Decision:
     unknown = Verdict(False, "Probing", "the store has not been probed yet")
     verdict = verdict_of(mappings(previous.get("conditions")), PER_BUCKET_CREDENTIALS_READY, unknown)
     generation = dig(previous, "observedGeneration") if isinstance(dig(previous, "observedGeneration"), int) else 0
-    wait = requeue.REFUSAL
+    wait: Optional[timedelta] = requeue.REFUSAL
     try:
         parse_store(raw)
     except OrderSpecError as err:

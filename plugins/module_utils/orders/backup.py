@@ -3,10 +3,10 @@
 # Apache License 2.0 (see LICENSE)
 """Backup first, through ESO: the source Secret, the PushSecret, and the proof that the current document is pushed.
 
-Spec (KeystoneUser, "Delivered Secret contract"; the object-storage design carries it over): the operator writes a
-source Secret and a PushSecret in the ControlPlane's namespace; the PushSecret pushes the document to OpenBao
-through that namespace's own secret store; the delivered Secret is written only once ESO reports a push of the
-*current* document. ESO contract section C; upstream facts section 3.
+docs/reconciler.md "Backup first, then delivery" (the object-storage kinds likewise: docs/object-storage.md
+"Design rules and their tests", row "3 backup first"): the operator writes a source Secret and a PushSecret in the
+ControlPlane's namespace; the PushSecret pushes the document to OpenBao through that namespace's own secret store;
+the delivered Secret is written only once ESO reports a push of the *current* document.
 
 A push is *fresh* when all three hold on the PushSecret as read now:
 1. Ready is True;
@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.drift import covers
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_BACKUP, Apply, Create, MergePatch
@@ -41,6 +41,9 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     secret_strings,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels, secret_manifest
+
+if TYPE_CHECKING:  # for the annotation only
+    from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import Outcome
 
 PUSHSECRET_API_VERSION = "external-secrets.io/v1alpha1"
 MANAGEMENT = ""  # the backup objects live on the management cluster
@@ -121,8 +124,8 @@ def desired_pushsecret(target: BackupTarget, store_name: str, digest: str) -> Di
 def _stale_keys(live: Mapping[str, Any], desired: Mapping[str, Any]) -> List[str]:
     """Keys of the source Secret the document no longer has (a revoked key slot): the backup pushes the whole
     Secret, so they would stay in OpenBao."""
-    data = live.get("data") if isinstance(live.get("data"), Mapping) else {}
-    return sorted(key for key in data if key not in desired["data"])
+    data = live.get("data")
+    return sorted(key for key in (data if isinstance(data, Mapping) else {}) if key not in desired["data"])
 
 
 def _current(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
@@ -135,7 +138,7 @@ def _current(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     return covers(live, {"metadata": desired["metadata"], "spec": desired["spec"]})
 
 
-def write_backup(out: Any, target: BackupTarget, source_live: Optional[Mapping[str, Any]],
+def write_backup(out: Outcome, target: BackupTarget, source_live: Optional[Mapping[str, Any]],
                  push_live: Optional[Mapping[str, Any]], document: Mapping[str, str], store_name: str,
                  what: str) -> Optional[PushState]:
     """Write what differs of the two backup objects; None once something was written (wait for ESO), else the

@@ -91,7 +91,7 @@ class ConditionSet:
             transition = timestamps.render(now)
             if old is not None and old.get("status") == verdict.status:
                 kept = old.get("lastTransitionTime")
-                if timestamps.parse(kept) is not None:
+                if isinstance(kept, str) and timestamps.parse(kept) is not None:
                     transition = kept
             conditions.append({
                 "type": condition_type,

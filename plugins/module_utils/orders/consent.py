@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Admission: may this order be reconciled at all? (every order kind)
 
-Spec: "Consent", "Orders on a target cluster", and the both-conditions rows of "Conditions"
-(ClusterNameTooLong, ControlPlaneNotFound, NamespaceNotAssigned). Checked in this order:
+docs/keystoneuser-crd.md "Consent" and the both-conditions rows of its "Conditions" (ClusterNameTooLong,
+ControlPlaneNotFound, NamespaceNotAssigned); docs/reconciler.md "One pass over one order, in order" (steps 3 and 6).
+Checked in this order:
 
 1. the cluster name must fit a label value (63 bytes): it labels every child;
 2. the ControlPlane must exist. On a target cluster a missing one reads NamespaceNotAssigned with the very

@@ -3,11 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """What an order reads from its ControlPlane, with the ControlPlane's own defaults.
 
-Spec: "Consent" (``spec.namespaceAssignments``; the ControlPlane's own namespace and its dedicated service
-namespaces admit no order), "Delivered Secret contract" (auth URL, region, cloud name, the secret store); upstream
-facts section 1. The ControlPlane is read defensively: a field of the wrong type reads as unset, and its default
-applies. Nothing here lets a ControlPlane annotation redirect where consumers send a password: the in-cluster
-Keystone URL comes from the spec's table only (an operator's override is a module option, see ``authurl``).
+docs/keystoneuser-crd.md "Consent" (``spec.namespaceAssignments``; the ControlPlane's own namespace and its
+dedicated service namespaces admit no order); docs/reconciler.md "The secret store",
+"The auth URL, and the operator's override" and "Backup first, then delivery" (auth URL, region, cloud name). The
+ControlPlane is read defensively: a field of the wrong type reads as unset, and its default applies. Nothing here
+lets a ControlPlane annotation redirect where consumers send a password: the in-cluster Keystone URL comes from
+the rules in ``authurl`` only (an operator's override is a module option).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.secretstore imp
 
 MANAGED = "Managed"
 EXTERNAL = "External"
-# The services whose dedicated namespace a ControlPlane may declare (upstream DedicatedServiceNamespaces()).
+# The services whose dedicated namespace a ControlPlane may declare (as the upstream c5c3
+# operator's DedicatedServiceNamespaces() lists them; docs/reconciler.md "The ControlPlane's own namespaces").
 SERVICES_WITH_NAMESPACES = ("keystone", "horizon", "glance", "placement", "barbican")
 
 

@@ -3,9 +3,10 @@
 # Apache License 2.0 (see LICENSE)
 """The delivered Secret contract every order kind shares.
 
-Spec (KeystoneUser, "Delivered Secret contract"; the object-storage design: "exactly the KeystoneUser delivery
-contract"): the Secret beside the order carries a controller owner reference to the order and the kind's labels;
-the operator applies it with server-side apply and owns its keys. An edited managed key is rewritten, a deleted
+docs/reconciler.md "Backup first, then delivery" and "The delivered Secret is owned by uid" (the object-storage
+kinds deliver alike: docs/object-storage.md "Design rules and their tests"): the Secret beside the order carries
+a controller owner reference to the order and the kind's labels; the operator applies it with server-side apply
+and owns its keys. An edited managed key is rewritten, a deleted
 Secret is written again, a key somebody else added stays. A Secret of that name the order does not own (by uid)
 is never taken over: the order reports DeliveryRefused and leaves it unchanged.
 
@@ -18,11 +19,14 @@ owned by that write, and server-side apply only removes fields no other entry of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import LEG_DELIVERED, Apply, Create, MergePatch
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import same_encoded, secret_strings
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import carries_labels, is_owned
+
+if TYPE_CHECKING:  # for the annotation only
+    from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def carries(live: Optional[Mapping[str, Any]], order_uid: str, key: str, value: 
     return value is not None and is_owned(live, order_uid) and secret_strings(live).get(key) == value
 
 
-def write_delivered(out: Any, live: Optional[Mapping[str, Any]], delivered: DeliveredSecret) -> Optional[int]:
+def write_delivered(out: Outcome, live: Optional[Mapping[str, Any]], delivered: DeliveredSecret) -> Optional[int]:
     """Create or repair the delivered Secret (the caller has checked ``refused``); the action's index, or None when
     the live Secret already carries what is wanted."""
     if live is None:

@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Does a live object already carry what we want? (decides whether a write is needed at all)
 
-Spec: "Status" ("The status write is skipped when nothing changed") and the repair rows of the
-"Delivered Secret contract". The API server adds defaults and other writers add fields, so "carries"
+docs/reconciler.md "Conditions and reasons" (the status is written only when it differs from what was read) and
+"Backup first, then delivery" (an owned delivered Secret is repaired). The API server adds defaults and other
+writers add fields, so "carries"
 means: every field of the desired manifest is present in the live object with the same value;
 anything else in the live object is not ours to judge. Lists compare item by item.
 """
@@ -37,4 +38,5 @@ def covers(live: Any, desired: Any) -> bool:
         if not isinstance(live, (list, tuple)) or len(live) != len(desired):
             return False
         return all(covers(have, want) for have, want in zip(live, desired))
-    return live == desired
+    equal: bool = live == desired
+    return equal

@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Go duration syntax (``time.ParseDuration``), for ``spec.rotation.interval``.
 
-Spec: Spec table, ``rotation.interval`` ("720h", "0s", "1h30m", "90m", "1.5h" ...). The CRD stores
-the field as a string in Go's syntax; the reconciler reads it without trusting admission.
+docs/keystoneuser-crd.md "Spec" and "Duration syntax", ``rotation.interval`` ("720h", "0s", "1h30m", "90m",
+"1.5h" ...). The CRD stores the field as a string in Go's syntax; the reconciler reads it without trusting
+admission.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import functools
 import re
 from datetime import timedelta
 from fractions import Fraction
+
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.errors import CoreError
 
 _NANOS_PER_UNIT = {
     "ns": 1,
@@ -28,7 +31,7 @@ _COMPONENT = re.compile(r"([0-9]*)(?:\.([0-9]*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h
 _MAX_NANOS = (1 << 63) - 1
 
 
-class DurationError(ValueError):
+class DurationError(CoreError, ValueError):
     """The text is not a Go duration."""
 
 

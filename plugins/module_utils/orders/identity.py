@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Reading an order's metadata and references without trusting admission (every order kind).
 
-Spec (KeystoneUser "Defaulting and Validation Summary"; the object-storage kinds likewise): the kinds have no
+docs/keystoneuser-crd.md "Defaults" and "Admission rules" (the object-storage kinds likewise): the kinds have no
 webhook and a target cluster may serve an older CRD, so nothing is trusted. Readers here raise
 ``OrderSpecError`` -- and nothing else -- for what they cannot read; each kind's core turns it into InvalidSpec.
 ``parse_identity`` asks of the metadata only what a teardown needs (name, namespace, uid, finalizers, deletion),
@@ -14,13 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.errors import CoreError
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import is_mapping
 
 MAX_NAME_BYTES = 63
 MAX_REF_NAME = 253
 
 
-class OrderSpecError(ValueError):
+class OrderSpecError(CoreError, ValueError):
     """The order cannot be read; the message says which field and why."""
 
 

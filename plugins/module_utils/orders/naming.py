@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Per-order child prefixes and ownership labels, for every order kind.
 
-Spec (KeystoneUser, "Projected child names"): the children of an order live in the ControlPlane's namespace on
+docs/reconciler.md "Where the children live": the children of an order live in the ControlPlane's namespace on
 the management cluster under a per-order prefix ``<metadata.name>-<8 hex>-<stem>``, where the hash covers
 ``<cluster>/<namespace>/<name>`` (cluster "" for the management cluster), so the same order name in another
 namespace or on another cluster never shares a child name. None of them can carry an owner reference to the order,

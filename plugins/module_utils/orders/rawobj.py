@@ -5,7 +5,7 @@
 
 Nothing the core reads is trusted to have the shape its schema promises: an old CRD, a hand edit
 or a half-written status must not crash a pass. Every helper here answers ``None``/empty instead of
-raising when a hop is missing or of the wrong type. (Spec: "Defaulting and Validation Summary":
+raising when a hop is missing or of the wrong type. (docs/keystoneuser-crd.md "Defaults" and "Admission rules":
 the reconciler does not trust admission.)
 """
 from __future__ import annotations
@@ -13,10 +13,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import abc
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+if TYPE_CHECKING:  # Python >= 3.10; the modules run on 3.9 too, and the annotation is never evaluated
+    from typing import TypeGuard
 
 
-def is_mapping(value: Any) -> bool:
+def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """``isinstance(value, Mapping)``, asking first whether it is a plain dict (what JSON decodes to): this check runs
     at every hop of every read of every order, and the abstract-class check alone is many times slower."""
     return type(value) is dict or isinstance(value, abc.Mapping)  # pylint: disable=unidiomatic-typecheck

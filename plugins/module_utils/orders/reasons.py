@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """The condition reasons every order kind shares (each kind's own are in its ``reasons.py``).
 
-Spec (KeystoneUser "Conditions"; the object-storage design carries the same rows over): admission and delivery
-reasons mean the same for every kind, so they are defined once.
+docs/keystoneuser-crd.md "Conditions" (the "Conditions" of docs/bucketcredential-crd.md carry the same rows over):
+admission and delivery reasons mean the same for every kind, so they are defined once.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """How long until an order is looked at again.
 
-Spec: last paragraph of "Conditions" (cadences); upstream facts section 9. Rules:
+docs/reconciler.md "Requeue cadences". Rules:
 - a converged management-cluster order comes back at ``status.nextPasswordRotation`` (never, with
   the schedule off); a converged target-cluster order at most 10 minutes later;
 - a frozen (unassigned) order every minute, so a restored assignment needs no edit of the order;

@@ -9,7 +9,10 @@ naming the order's uid is what the order itself put there (and what the garbage 
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+
+if TYPE_CHECKING:  # Python >= 3.10; the modules run on 3.9 too, and the annotation is never evaluated
+    from typing import TypeGuard
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, encode_strings, is_mapping, owner_uids
 
@@ -38,7 +41,7 @@ def owner_reference(kind: str, order_name: str, order_uid: str) -> Dict[str, Any
     }
 
 
-def is_owned(obj: Optional[Mapping[str, Any]], order_uid: str) -> bool:
+def is_owned(obj: Optional[Mapping[str, Any]], order_uid: str) -> TypeGuard[Mapping[str, Any]]:
     """Owned = a controller owner reference carrying the order's uid."""
     return obj is not None and bool(order_uid) and order_uid in owner_uids(obj)
 

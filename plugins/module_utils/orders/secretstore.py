@@ -3,9 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Which secret store the backup goes through, and whether it is ready.
 
-Spec: "the PushSecret pushes the document ... through that namespace's own secret store"; SecretStoreNotReady.
+docs/reconciler.md "The secret store"; SecretStoreNotReady.
 Only a ``SecretStore`` in the ControlPlane's namespace is ever used: ``openbao-tenant-store`` unless the
-ControlPlane's ``spec.secretStoreRef`` names another SecretStore. A reference to a ClusterSecretStore (upstream
+ControlPlane's ``spec.secretStoreRef`` names another SecretStore. A reference to a ClusterSecretStore (ESO
 reads an empty kind as ClusterSecretStore) is refused: a cluster-wide store is shared with every namespace that may
 use it, so the order's password would be pushed with credentials that are not the ControlPlane namespace's own.
 """

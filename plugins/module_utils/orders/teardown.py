@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The finalizer and the patient / fail-open teardown every order kind shares.
 
-Spec (KeystoneUser "Deletion Semantics"; the object-storage kinds likewise): the kind's finalizer is installed once
+docs/reconciler.md "Teardown" (the object-storage kinds likewise): the kind's finalizer is installed once
 the order is admitted, before anything is created; an order without it goes at once. Deleting an order that carries
 it runs the teardown: holds first (each kind names its own), then the children are deleted.
 - Patient while the ControlPlane exists: the finalizer is held until no child is listed any more, so the

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """RFC 3339 timestamps as Kubernetes stores them (``metav1.Time``: UTC, whole seconds, ``Z``).
 
-Spec: Status (``lastPasswordRotation``, ``nextPasswordRotation``) and Conditions
+docs/keystoneuser-crd.md "Status" (``lastPasswordRotation``, ``nextPasswordRotation``) and "Condition entries"
 (``lastTransitionTime``). Rendering truncates to seconds, as the API server does, so a value written
 by one pass reads back equal in the next and a converged pass writes nothing.
 """

@@ -105,7 +105,7 @@ class RgwAdminClient:
         self.requests = 0
         self._credentials = credentials
         self._timeout = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
-        tls = {"cert_reqs": "CERT_REQUIRED" if validate_certs else "CERT_NONE"}
+        tls: Dict[str, Any] = {"cert_reqs": "CERT_REQUIRED" if validate_certs else "CERT_NONE"}
         if ca_cert:
             tls["ca_certs"] = ca_cert
         self._validate = validate_certs
@@ -124,7 +124,7 @@ class RgwAdminClient:
         url = admin_url(self.endpoint, self.admin_path, resource, query)
         operation = f"{method} /{self.admin_path.strip('/')}/{resource}"
         payload = body or b""
-        failure = None
+        failure: Optional[RgwError] = None
         for _attempt in range(1 + self.retries):
             self.unresponsive.check(self.endpoint, operation)
             headers = signed_headers(method, url, self._credentials, self.region, payload, content_type)
@@ -150,6 +150,8 @@ class RgwAdminClient:
                 code, message = parse_error_body(response.data)
                 raise RgwError(response.status, code, self._credentials.redact(message), operation)
             return _decode(response.data, operation)
+        if failure is None:  # every attempt that neither returned nor raised set it: none was made (retries < 0)
+            raise AssertionError(f"{operation}: no attempt was made")
         if failure.status is None:  # no answer twice: the endpoint is not asked again in this pass
             self.unresponsive.record(self.endpoint, failure.code, operation)
         raise failure
@@ -168,7 +170,7 @@ class RgwAdminClient:
                        **limits: Optional[int]) -> Optional[Dict[str, Any]]:
         """``POST /admin/account`` creates; with ``exist_ok`` a 409 ``AccountAlreadyExists`` (the id or the
         name is taken) returns None instead of raising, which makes a repeated create idempotent."""
-        params = {"id": account_id, "name": name, "email": email, "tenant": tenant}
+        params: Dict[str, object] = {"id": account_id, "name": name, "email": email, "tenant": tenant}
         params.update(_limits(limits))
         try:
             return self.request("POST", "account", params)
@@ -180,7 +182,7 @@ class RgwAdminClient:
     def modify_account(self, account_id: str, name: Optional[str] = None, email: Optional[str] = None,
                        **limits: Optional[int]) -> Dict[str, Any]:
         """``PUT /admin/account`` modifies (a POST on an existing id answers 409)."""
-        params = {"id": account_id, "name": name, "email": email}
+        params: Dict[str, object] = {"id": account_id, "name": name, "email": email}
         params.update(_limits(limits))
         return self.request("PUT", "account", params)
 

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 try:
     import boto3
@@ -24,17 +24,18 @@ except ImportError as exc:  # reported by the module with missing_required_lib
     HAS_BOTO3 = False
     BOTO3_IMPORT_ERROR = exc
 
-    class BotoCoreError(Exception):
-        """Stands in while botocore is missing (nothing raises it then)."""
+    if not TYPE_CHECKING:  # a type checker reads botocore's names, not these
+        class BotoCoreError(Exception):
+            """Stands in while botocore is missing (nothing raises it then)."""
 
-    class ClientError(Exception):
-        """Stands in while botocore is missing (nothing raises it then)."""
+        class ClientError(Exception):
+            """Stands in while botocore is missing (nothing raises it then)."""
 
-    class HTTPClientError(BotoCoreError):
-        """Stands in while botocore is missing (nothing raises it then)."""
+        class HTTPClientError(BotoCoreError):
+            """Stands in while botocore is missing (nothing raises it then)."""
 
-    class ConnectionClosedError(HTTPClientError):
-        """Stands in while botocore is missing (nothing raises it then)."""
+        class ConnectionClosedError(HTTPClientError):
+            """Stands in while botocore is missing (nothing raises it then)."""
 
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.credentials import RgwCredentials
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import RgwError, Unresponsive

@@ -16,6 +16,8 @@ import re
 from typing import Dict, Optional, Tuple
 from urllib.parse import urlsplit
 
+from ansible_collections.c5c3.orders.plugins.module_utils.errors import C5C3Error
+
 # A signed request whose credential the gateway does not accept (as opposed to one it accepts but forbids).
 CREDENTIAL_REJECTED = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId",
                                  "AuthorizationHeaderMalformed", "RequestTimeTooSkewed"})
@@ -23,7 +25,9 @@ ALREADY_EXISTS = frozenset({"AccountAlreadyExists", "EntityAlreadyExists", "Buck
                             "UserAlreadyExists", "KeyExists"})
 
 
-class RgwError(Exception):
+class RgwError(C5C3Error):
+    """Every gateway failure, and the root of the RGW edge's exceptions (the tree: ``module_utils/errors.py``)."""
+
     def __init__(self, status: Optional[int], code: str, message: str = "", operation: str = ""):
         self.status = status
         self.code = code or (f"HTTP{status}" if status else "TransportError")
