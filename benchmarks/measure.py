@@ -48,16 +48,21 @@ def run_process(argv, env=None, timeout=None):
                    err.read().decode("utf-8", "replace"), float(cpu))
 
 
-def module_pass(kubeconfig, profile_to=None, **args):
-    """One run of c5c3.orders.keystoneuser_reconcile as Ansible runs it (args file, fresh interpreter)."""
+def module_pass(kubeconfig, profile_to=None, collections=None, **args):
+    """One run of c5c3.orders.keystoneuser_reconcile as Ansible runs it (args file, fresh interpreter).
+
+    ``collections``: a root holding another ``ansible_collections/c5c3/orders`` (an earlier commit's code, see
+    scenario_revision.py) whose module runs instead of this tree's."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump({"ANSIBLE_MODULE_ARGS": dict(args, kubeconfig=kubeconfig)}, fh)
     try:
-        argv = [sys.executable, str(MODULE), fh.name]
+        root = Path(collections) if collections else COLLECTIONS
+        module = root / "ansible_collections" / "c5c3" / "orders" / MODULE.relative_to(REPO) if collections else MODULE
+        argv = [sys.executable, str(module), fh.name]
         if profile_to:
             argv = [sys.executable, "-m", "pyinstrument", "--renderer", "text", "--no-color", "--no-unicode",
                     "-o", str(profile_to)] + argv[1:]
-        run = run_process(argv, env={"PYTHONPATH": str(COLLECTIONS)}, timeout=3600)
+        run = run_process(argv, env={"PYTHONPATH": str(root)}, timeout=3600)
     finally:
         os.unlink(fh.name)
     try:

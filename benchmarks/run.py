@@ -26,6 +26,7 @@ N, where its memory goes (memory.py). Prints the table, writes docs/benchmarks.m
 """
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -96,11 +97,11 @@ class Bench:
         WORK.mkdir(parents=True, exist_ok=True)
         (WORK / "results.json").write_text(json.dumps(self.results, indent=1))
 
-    def module(self, **kw):
+    def module(self, collections=None, **kw):
         """One module run as the ServiceAccount; ``run.throttled``: 429s the API server answered meanwhile,
         ``run.server_cpu``: CPU seconds the API server and etcd spent meanwhile."""
         before, cpu = self.bench.throttled(), self.bench.server_cpu()
-        run = measure.module_pass(self.kubeconfig_pass, **kw)
+        run = measure.module_pass(self.kubeconfig_pass, collections=collections, **kw)
         run.server_cpu = self.bench.server_cpu() - cpu
         run.throttled = self.bench.throttled() - before
         return run
@@ -295,6 +296,8 @@ def main(argv=None):
                              "rest is extrapolated from its cost per order")
     parser.add_argument("--scenarios", type=lambda s: [x for x in s.split(",") if x], default=None,
                         help="only these scenario plug-ins (benchmarks/scenario_<name>.py); default all")
+    parser.add_argument("--against", default=os.environ.get("C5C3_BENCH_AGAINST", "HEAD~1"),
+                        help="the commit the revision scenario runs side by side with this tree (default HEAD~1)")
     parser.add_argument("--merge", action="store_true",
                         help="keep the other sizes of the last run (.bench/results.json), re-measure --sizes")
     args = parser.parse_args(argv)

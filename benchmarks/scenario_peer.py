@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 import scenario_repair as sr  # noqa: E402
 
 NAME = "peer"
-TITLE = "The peer model side by side: kopf + ansible-runner per order per event (issue 14 item 1)"
+TITLE = "The peer model side by side: kopf + ansible-runner per order per event"
 PEER_SIZES = 1000              # measured at N up to this
 PEER_SAMPLE = 10               # orders the peer converges from zero (all of them when N is not larger)
 PEER_EDITS = 8

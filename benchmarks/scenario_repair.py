@@ -40,7 +40,7 @@ from c5c3_orders_controller.__main__ import parse_args  # noqa: E402
 from c5c3_orders_controller.process import ControllerProcess  # noqa: E402
 
 NAME = "repair"
-TITLE = "Repair latency at scale: our controller, event to repaired Secret (issue 14 item 3)"
+TITLE = "Repair latency at scale: our controller, event to repaired Secret"
 EDITS = 20
 IDLE_SECONDS = 120.0
 CONTROLLER_DEFAULTS = parse_args([])

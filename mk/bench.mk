@@ -1,7 +1,8 @@
 # make bench: the cost of a KeystoneUser pass against N orders, side by side with a bulk and a naive kubernetes.core
-# playbook (issues 7 and 14); writes docs/benchmarks.md and docs/benchmarks.png. Runs on its own control plane
+# playbook; writes docs/benchmarks.md and docs/benchmarks.png. Runs on its own control plane
 # (benchmarks/cluster.py), so the local stack's management cluster is not needed and not touched; works from a
-# fresh clone (it creates .bench/). Further scenarios plug in as benchmarks/scenario_<name>.py (benchmarks/scenarios.py).
+# fresh clone (it creates .bench/). Further scenarios plug in as benchmarks/scenario_<name>.py (benchmarks/scenarios.py);
+# scenario_revision runs this tree side by side with an earlier commit (BENCH_ARGS=--against <rev>, default HEAD~1).
 # The main Makefile sets CACHE, VENV (test venv) and the deps target; BENCH_ARGS passes options to
 # benchmarks/run.py, e.g. make bench BENCH_ARGS=--quick, or BENCH_ARGS="--baseline-budget 7200".
 BENCH_HASH      := $(shell cat requirements/bench.txt requirements/test.txt requirements/runtime.txt | sha256sum | cut -c1-12)
