@@ -26,12 +26,11 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.kinds.descriptor import (
     ASSIGNED_NS,
     CLUSTER,
-    CONTROLPLANE_NS,
     OBJECTSTORAGE_PASS,
     STORE_REF,
-    Child,
     OrderKind,
     Reference,
+    tenant_children,
 )
 
 BUCKETCREDENTIAL = OrderKind(
@@ -40,12 +39,7 @@ BUCKETCREDENTIAL = OrderKind(
     tenant_order=True,
     management=(CLUSTER,),
     target=(ASSIGNED_NS,),
-    children=(
-        # key and source Secrets in the ControlPlane's namespace, the delivered Secret beside the order
-        Child(R.SECRET, LABELS.name, LABELS.namespace, LABELS.cluster, management=(CONTROLPLANE_NS, ASSIGNED_NS),
-              target=(ASSIGNED_NS,), metadata_only=True),
-        Child(R.PUSHSECRET, LABELS.name, LABELS.namespace, LABELS.cluster, management=(CONTROLPLANE_NS,)),
-    ),
+    children=tenant_children(LABELS),
     related=(),
     references=(Reference(STORE_REF, R.OBJECTSTORE.kind, store_of),),
     snapshot_type=CredentialSnapshot,

@@ -85,6 +85,16 @@ class Child:
         return (owner,) if owner is not None else ()
 
 
+def tenant_children(labels: Any, middle: Tuple[Child, ...] = ()) -> Tuple[Child, ...]:
+    """The children of a tenant's order kind whose ``labels`` (a naming module's ``LabelKeys``) name their owner: its
+    Secrets (password or key and source in the ControlPlane's namespace, the delivered one beside the order), the
+    kind's own ``middle`` children, and its PushSecret in the ControlPlane's namespace."""
+    owner = (labels.name, labels.namespace, labels.cluster)
+    return ((Child(R.SECRET, *owner, management=(CONTROLPLANE_NS, ASSIGNED_NS), target=(ASSIGNED_NS,),
+                   metadata_only=True),)
+            + middle + (Child(R.PUSHSECRET, *owner, management=(CONTROLPLANE_NS,)),))
+
+
 @dataclass(frozen=True)
 class Related:
     """Another kind the pass reads for an order kind, and how one of its objects leads to orders:

@@ -39,6 +39,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.kinds.descripto
     Ref,
     Reference,
     Related,
+    tenant_children,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, namespace_of, text
 
@@ -65,14 +66,9 @@ KEYSTONEUSER = OrderKind(
     tenant_order=True,
     management=(CLUSTER,),
     target=(ASSIGNED_NS,),
-    children=(
-        # password and source Secrets in the ControlPlane's namespace, the delivered Secret beside the order
-        Child(R.SECRET, LABELS.name, LABELS.namespace, LABELS.cluster, management=(CONTROLPLANE_NS, ASSIGNED_NS),
-              target=(ASSIGNED_NS,), metadata_only=True),
-        Child(R.KORC_USER, LABELS.name, LABELS.namespace, LABELS.cluster, management=(CONTROLPLANE_NS,),
-              index_labels=(NAME_KEY_LABEL,)),
-        Child(R.PUSHSECRET, LABELS.name, LABELS.namespace, LABELS.cluster, management=(CONTROLPLANE_NS,)),
-    ),
+    # password Secrets, the K-ORC User (also looked up by its name key) and the PushSecret
+    children=tenant_children(LABELS, (Child(R.KORC_USER, LABELS.name, LABELS.namespace, LABELS.cluster,
+                                            management=(CONTROLPLANE_NS,), index_labels=(NAME_KEY_LABEL,)),)),
     related=(
         CONTROL_PLANE,
         Related(R.ROLE_ASSIGNMENT, management=(CLUSTER,), target=(ASSIGNED_NS,), names=user_of),
