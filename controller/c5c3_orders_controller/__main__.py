@@ -152,6 +152,7 @@ def main(argv=None) -> int:
         log.info("environment reduced to the allowlist (%d variables dropped)", len(dropped))
 
     from .controller import Controller
+    from .health import Health
     from .kube import Kube, load_configuration
     from .lease import new_identity
     from .metrics import Metrics, MetricsServer
@@ -186,13 +187,6 @@ def main(argv=None) -> int:
                         target_clusters=args.target_clusters, field_manager=args.field_manager,
                         playbook=args.playbook, rotate_artifacts=args.rotate_artifacts,
                         pass_timeout=args.pass_timeout, passes=args.passes)
-    try:
-        server = MetricsServer(metrics, args.metrics_host, args.metrics_port)
-    except OSError as exc:
-        log.error("cannot serve metrics on %s:%d: %s", args.metrics_host, args.metrics_port, exc)
-        return 2
-    log.info("metrics on http://%s:%d/metrics; state dir %s%s", args.metrics_host, server.port, state_dir,
-             "; namespaces " + ",".join(args.namespaces) if args.namespaces else "")
     controller = Controller(
         runner, clusters, lease_kube, metrics, args.lease_namespace, args.lease_name,
         args.identity or new_identity(), namespaces=args.namespaces, field_manager=args.field_manager,
@@ -201,6 +195,13 @@ def main(argv=None) -> int:
         retry_period=args.retry_period, shutdown_grace=args.shutdown_grace, watch_timeout=args.watch_timeout,
         target_source=target_source, pass_log=args.pass_log, snapshots=args.snapshots, shards=args.shards,
         leader_elect=args.leader_elect)
+    try:
+        server = MetricsServer(metrics, args.metrics_host, args.metrics_port, health=Health(controller))
+    except OSError as exc:
+        log.error("cannot serve metrics on %s:%d: %s", args.metrics_host, args.metrics_port, exc)
+        return 2
+    log.info("metrics on http://%s:%d/metrics (probes: /healthz, /readyz); state dir %s%s", args.metrics_host,
+             server.port, state_dir, "; namespaces " + ",".join(args.namespaces) if args.namespaces else "")
 
     def on_signal(signum, _frame):
         controller.request_stop(signal.Signals(signum).name)

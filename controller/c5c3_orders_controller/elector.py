@@ -43,6 +43,10 @@ class Elector(Protocol):
     def pass_shards(self, held: FrozenSet[int]) -> Optional[Dict[str, Any]]:
         """The ``shards`` option of a pass working on the shares ``held`` (None: the pass covers everything)."""
 
+    def settled(self) -> bool:
+        """Whether this replica knows its part: it has read the Leases at least once and decided what it holds
+        (nothing, as a standby, is a known part). ``/readyz`` waits for it (health.py)."""
+
 
 def make_elector(kube: Optional[Kube], namespace: str, name: str, identity: str, metrics: Optional[Metrics], *,
                  on_leader: Callable[[bool], None], on_shards: Callable[[Set[int]], None],

@@ -107,6 +107,10 @@ class Leadership:
     on_change: Callable[[bool], None]
     metrics = None
     leading = False
+    known = False  # set once the Lease was read and a decision made (or, solo, at start)
+
+    def settled(self) -> bool:
+        return self.known
 
     def _set(self, leading: bool) -> None:
         if leading != self.leading:
@@ -246,6 +250,7 @@ class LeaderElector(Leadership):
                     # a transient failure: keep leading until the renew deadline, retry soon
                     self._stop.wait(1.0)
                     continue
+            self.known = True
             if held and not self.leading:
                 self.log.info("leader: acquired lease %s/%s as %s", self.namespace, self.name, self.identity)
             elif not held and self.leading:

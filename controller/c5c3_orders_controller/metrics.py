@@ -13,10 +13,12 @@ built at scrape time from what this class keeps under its lock, so a scrape neve
 """
 import threading
 import time
-from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from prometheus_client import (CollectorRegistry, Counter, Gauge, GCCollector, Histogram, ProcessCollector, Summary,
-                               disable_created_metrics, generate_latest, start_http_server)
+                               disable_created_metrics, generate_latest, make_wsgi_app)
+from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -219,12 +221,37 @@ def parse(text: str) -> Dict[str, float]:
     return values
 
 
-class MetricsServer:
-    """``prometheus_client``'s HTTP server (a thread per scrape, no access log) on ``host:port``, serving from the
-    moment it is made; port 0 binds a free one (``port`` says which)."""
+class _Quiet(WSGIRequestHandler):
+    """No access log line per scrape or probe."""
 
-    def __init__(self, metrics: Metrics, host: str = "127.0.0.1", port: int = 9099):
-        self.server, self._thread = start_http_server(port, addr=host, registry=metrics.registry)
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 pylint: disable=redefined-builtin
+        pass
+
+
+class MetricsServer:
+    """The controller's HTTP endpoint on ``host:port`` (a thread per request, no access log), serving from the moment
+    it is made; port 0 binds a free one (``port`` says which). ``/metrics`` (and any other path, as
+    ``prometheus_client``'s own server answers) is the exposition; with ``health`` (health.py), ``/healthz`` and
+    ``/readyz`` answer 200 or 503 with one line saying why, for the Deployment's probes."""
+
+    def __init__(self, metrics: Metrics, host: str = "127.0.0.1", port: int = 9099, health: Any = None):
+        exposition = make_wsgi_app(metrics.registry)
+        probes = {"/healthz": health.live, "/livez": health.live, "/readyz": health.ready} if health else {}
+
+        def app(environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            probe = probes.get(environ.get("PATH_INFO") or "")
+            if probe is None:
+                return exposition(environ, start_response)
+            try:
+                ok, why = probe()
+            except Exception as exc:  # noqa: BLE001 - a probe that fails says so, it never ends the server
+                ok, why = False, "the probe failed: %s" % type(exc).__name__
+            start_response("200 OK" if ok else "503 Service Unavailable",
+                           [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")])
+            return [(why + "\n").encode("utf-8")]
+        self.server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_Quiet)
+        self._thread = threading.Thread(target=self.server.serve_forever, name="metrics", daemon=True)
+        self._thread.start()
         self.port: int = self.server.server_address[1]
 
     def stop(self) -> None:

@@ -49,6 +49,7 @@ class ShardElector:
         self._stop = threading.Event()
         self.slot: Optional[int] = None
         self.held: Set[int] = set()      # share Leases we hold (and renew)
+        self.known = False               # a first round of the Leases decided
         self.working: Set[int] = set()   # of them, those we may work on (not being given back)
         self.renewed: Dict[str, float] = {}  # lease name -> when our last write of it succeeded
         kind = Kind("Lease", "coordination.k8s.io/v1", "leases", label_selector="c5c3.io/controller-lease=" + base,
@@ -75,6 +76,9 @@ class ShardElector:
 
     def pass_shards(self, held: FrozenSet[int]) -> Optional[Dict[str, Any]]:
         return {"count": self.shards, "held": sorted(held)}
+
+    def settled(self) -> bool:
+        return self.known
 
     def start(self) -> None:
         self.watcher.start()
@@ -190,6 +194,7 @@ class ShardElector:
                 self.held.discard(shard)
         releasing = set(decided.release)
         self._set_working(self.held - releasing)
+        self.known = True
         busy = set(self.busy())
         for shard in sorted(releasing - busy):
             if self._write(shard_lease(self.base, shard), SHARD, release=True):

@@ -41,6 +41,7 @@ class SoloElector(Leadership):
 
     def start(self) -> None:
         self.log.info("leader election off (--no-leader-elect): leading at once, holding no Lease")
+        self.known = True
         self._set(True)
 
     def stop(self, release: bool = True) -> None:  # noqa: ARG002 - nothing to release

@@ -9,7 +9,7 @@ feed: the EventMapper (events to orders) and the watch cache a targeted pass's s
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from . import snapshot
 from .cache import ObjectCache
@@ -173,6 +173,11 @@ class Watches:
         if self.announce_new and (start or stop):
             LOG.info("watches: started %s; stopped %s", ", ".join(k.label for k in start) or "-",
                      ", ".join(k.label for k in stop) or "-")
+
+    def unsynced(self) -> Tuple[List[WatchKey], int]:
+        """The watch streams not listed (or broken since), and how many streams run (``/readyz``, health.py)."""
+        with self.lock:
+            return sorted(key for key, watcher in self.watchers.items() if not watcher.synced), len(self.watchers)
 
     def snapshot(self, keys: Iterable[str]) -> Optional[Dict[str, Any]]:
         """The snapshot of the orders ``keys`` and their objects from the streams in sync now (snapshot.py), or None:
