@@ -32,6 +32,9 @@ venv: $(VENV)/.complete  ## create the pinned test venv (outside the checkout, r
 deps: venv  ## Debian packages and Go builds the stack needs (idempotent)
 	@command -v openssl >/dev/null || (apt-get update -qq && apt-get install -y -qq openssl)
 	@command -v go >/dev/null || (apt-get update -qq && apt-get install -y -qq golang-go)
+	@# the node's runc is built with seccomp (RuntimeDefault profiles): Debian 12's libseccomp-dev
+	@echo " $${C5C3_SKIP_PARTS:-} " | tr , ' ' | grep -qw node || pkg-config --exists libseccomp 2>/dev/null \
+	  || (apt-get update -qq && apt-get install -y -qq libseccomp-dev pkg-config)
 	stack/build-binaries.sh all
 
 .PHONY: stack-up

@@ -1,4 +1,5 @@
 """Where the Go-built servers live: built once per pinned version by stack/build-binaries.sh."""
+import hashlib
 import re
 import shutil
 import subprocess
@@ -20,19 +21,35 @@ def pinned(cfg: StackConfig, wrapper: str, module: str) -> str:
 KUBE = ("kube", "k8s.io/kubernetes", "kubernetes")
 KORC = ("korc", "github.com/k-orc/openstack-resource-controller/v2", "korc")
 ESO = ("eso", "github.com/external-secrets/external-secrets", "eso")
+# the node's (built by `build-binaries.sh node`); the node images' programs are ours: keyed by a source hash
+CONTAINERD = ("containerd", "github.com/containerd/containerd/v2", "containerd")
+RUNC = ("runc", "github.com/opencontainers/runc", "runc")
+NODE_IMAGES = ("nodeimages", None, "nodeimages")
+
+
+def source_hash(folder: Path) -> str:
+    """What build-binaries.sh computes for an unversioned wrapper: ``find . -type f | LC_ALL=C sort |
+    xargs sha256sum | sha256sum | cut -c1-12`` in ``folder``."""
+    files = sorted(("./" + f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()),
+                   key=lambda name: name.encode())
+    listing = "".join(f"{hashlib.sha256((folder / name).read_bytes()).hexdigest()}  {name}\n" for name in files)
+    return hashlib.sha256(listing.encode()).hexdigest()[:12]
 
 
 def bin_dir(cfg: StackConfig, part) -> Path:
     wrapper, module, label = part
+    if module is None:
+        return cfg.cache / "bin" / f"{label}-{source_hash(cfg.root / 'stack' / 'go' / wrapper)}"
     return cfg.cache / "bin" / f"{label}-{pinned(cfg, wrapper, module)}"
 
 
-def ensure_built(cfg: StackConfig, part, names) -> Path:
-    """Build the part's binaries unless the cache has them; returns their folder."""
+def ensure_built(cfg: StackConfig, part, names, script_part: str = "") -> Path:
+    """Build the part's binaries unless the cache has them; returns their folder. ``script_part`` is the
+    argument of build-binaries.sh that builds them (default: the part's wrapper name)."""
     folder = bin_dir(cfg, part)
     if all((folder / n).exists() for n in names):
         return folder
-    run([str(cfg.root / "stack" / "build-binaries.sh"), part[0]],
+    run([str(cfg.root / "stack" / "build-binaries.sh"), script_part or part[0]],
         log=cfg.dir("logs") / "build.log", timeout=3600)
     missing = [n for n in names if not (folder / n).exists()]
     if missing:

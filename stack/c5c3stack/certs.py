@@ -1,9 +1,11 @@
-"""A throw-away PKI for one local control plane: CA, serving cert, admin client cert, SA keys.
+"""A throw-away PKI for one local control plane: CA, serving cert, admin client cert, SA keys, the API
+server's client cert for kubelets, and (``ensure_client_cert``) more client certs signed by the same CA.
 
 Made with the openssl CLI (always on Debian) so the stack needs no Python crypto library.
 Files are created once and reused, so a kubeconfig stays valid across restarts.
 """
 from pathlib import Path
+from typing import Tuple
 
 from .process import run
 
@@ -19,7 +21,7 @@ def _key(path: Path) -> None:
 def ensure_pki(folder: Path, host: str) -> dict:
     """Create (once) and return the paths of the cluster's certificates and keys."""
     p = {n: folder / n for n in ("ca.key", "ca.crt", "server.key", "server.crt", "admin.key",
-                                 "admin.crt", "sa.key", "sa.pub")}
+                                 "admin.crt", "sa.key", "sa.pub", "kubelet-client.key", "kubelet-client.crt")}
     _key(p["ca.key"])
     if not p["ca.crt"].exists():
         run(["openssl", "req", "-x509", "-new", "-key", str(p["ca.key"]), "-days", DAYS,
@@ -28,6 +30,9 @@ def ensure_pki(folder: Path, host: str) -> dict:
             f"subjectAltName=IP:{host},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
             "DNS:kubernetes.default.svc,IP:10.0.0.1\nextendedKeyUsage=serverAuth")
     _signed(folder, p, "admin", "/O=system:masters/CN=c5c3-admin", "extendedKeyUsage=clientAuth")
+    # what kube-apiserver presents to a kubelet (logs, exec): the node's kubelet accepts the cluster CA
+    _signed(folder, p, "kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client",
+            "extendedKeyUsage=clientAuth")
     _key(p["sa.key"])
     if not p["sa.pub"].exists():
         run(["openssl", "rsa", "-in", str(p["sa.key"]), "-pubout", "-out", str(p["sa.pub"])])
@@ -46,3 +51,13 @@ def _signed(folder: Path, p: dict, name: str, subject: str, extensions: str) -> 
          "-CAcreateserial", "-days", DAYS, "-extfile", str(ext), "-out", str(crt)])
     csr.unlink()
     ext.unlink()
+
+
+def ensure_client_cert(pki: dict, folder: Path, name: str, subject: str) -> Tuple[Path, Path]:
+    """A client certificate ``<folder>/<name>.crt`` (and key) for ``subject`` (``/O=group/CN=user``), signed
+    by the cluster CA of ``pki`` (what ``ensure_pki`` returned); created once and reused."""
+    folder.mkdir(parents=True, exist_ok=True)
+    p = {"ca.crt": pki["ca.crt"], "ca.key": pki["ca.key"],
+         f"{name}.crt": folder / f"{name}.crt", f"{name}.key": folder / f"{name}.key"}
+    _signed(folder, p, name, subject, "extendedKeyUsage=clientAuth")
+    return p[f"{name}.crt"], p[f"{name}.key"]

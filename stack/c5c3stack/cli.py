@@ -3,12 +3,14 @@
 ``up`` is idempotent (a running, healthy part is reused) and prints how long each part took;
 ``--target NAME`` also starts an independent second control plane (a target cluster). The env file
 ``.stack/env`` it writes (``envfile``) is shell-sourceable and is what the tests and the demo read.
+``import-image ARCHIVE`` loads an OCI (or docker) image archive into the node's containerd.
 """
 import argparse
 import sys
 import time
+from pathlib import Path
 
-from . import controllers, envfile, fixtures, keystone, kube, mariadb, openbao, rgw
+from . import controllers, envfile, fixtures, keystone, kube, mariadb, node, openbao, rgw
 from .config import StackConfig, skipped_parts
 from .process import StackError
 
@@ -50,6 +52,8 @@ def up(cfg: StackConfig, targets, with_controllers: bool) -> None:
         env.update(_timed("fixtures", fixtures.up, cfg))
     for name in targets:
         _timed(f"fixtures (target {name})", fixtures.up_target, cfg, name)
+    if node.wanted():  # C5C3_SKIP_PARTS=node leaves containerd, the kubelet and kube-scheduler out
+        env.update(_timed("node (containerd, kubelet)", node.up, cfg))
     env["C5C3_STACK_DIR"] = str(cfg.state)
     env["C5C3_TARGET_CLUSTERS"] = " ".join(_targets(cfg))
     env["C5C3_SKIPPED_PARTS"] = " ".join(sorted(skipped_parts()))
@@ -58,6 +62,11 @@ def up(cfg: StackConfig, targets, with_controllers: bool) -> None:
 
 
 def down(cfg: StackConfig) -> None:
+    teardown_error = None
+    try:  # first: it stops pods through containerd and deletes its Node while the API server runs
+        node.down(cfg)
+    except StackError as exc:  # stop everything else anyway, then report what the node left behind
+        teardown_error = exc
     rgw.down(cfg)
     controllers.down(cfg)
     openbao.down(cfg)
@@ -66,6 +75,8 @@ def down(cfg: StackConfig) -> None:
     for i, name in enumerate(_targets(cfg), start=1):
         kube.down(cfg, name, i)
     kube.down(cfg)
+    if teardown_error is not None:
+        raise teardown_error
     print("stack down")
 
 
@@ -73,7 +84,7 @@ def status(cfg: StackConfig) -> int:
     rows = kube.status(cfg)
     for i, name in enumerate(_targets(cfg), start=1):
         rows += kube.status(cfg, name, i)
-    for part in (mariadb, keystone, openbao, rgw, controllers):
+    for part in (mariadb, keystone, openbao, rgw, controllers, node):
         rows += part.status(cfg)
     for name, state, detail in rows:
         print(f"{name:<34} {state:<5} {detail}")
@@ -89,6 +100,10 @@ def main(argv=None) -> int:
     p_up.add_argument("--no-controllers", action="store_true", help="skip K-ORC, ESO and fixtures")
     sub.add_parser("down", help="stop every process of the stack")
     sub.add_parser("status", help="print each part's state; exit 1 if any is down")
+    p_img = sub.add_parser("import-image", help="import an OCI or docker image archive into the node's containerd")
+    p_img.add_argument("archive", type=Path)
+    p_img.add_argument("--base-name", default="",
+                       help="repository for images the archive names by tag only (ctr images import --base-name)")
     args = parser.parse_args(argv)
     cfg = StackConfig()
     try:
@@ -96,6 +111,9 @@ def main(argv=None) -> int:
             up(cfg, args.target, not args.no_controllers)
         elif args.verb == "down":
             down(cfg)
+        elif args.verb == "import-image":
+            for name in node.import_image(cfg, args.archive, args.base_name):
+                print(name)
         else:
             return status(cfg)
     except StackError as exc:

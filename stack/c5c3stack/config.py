@@ -30,14 +30,18 @@ DEFAULT_PORTS = {
     "rgw_reef": 17580,
     "rgw_reef_mon": 16889,
     "rgw_reef_msgr": 16900,
+    # the node (stack/c5c3stack/node.py): the kubelet's API and health ports, kube-scheduler's
+    "kubelet": 16450,
+    "kubelet_healthz": 16451,
+    "scheduler": 16452,
 }
 TARGET_PORT_STEP = 100
 KUBE_PORTS = ("etcd_client", "etcd_peer", "apiserver", "kcm")
 
 
 # Parts a developer may leave out with C5C3_SKIP_PARTS (comma or space separated): "rgw" (every Ceph
-# cluster) or "rgw-reef" (the pre-accounts gateway only).
-OPTIONAL_PARTS = ("rgw", "rgw-reef")
+# cluster), "rgw-reef" (the pre-accounts gateway only) or "node" (containerd, kubelet, kube-scheduler).
+OPTIONAL_PARTS = ("rgw", "rgw-reef", "node")
 
 
 def skipped_parts() -> frozenset:

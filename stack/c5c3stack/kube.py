@@ -1,13 +1,19 @@
 """A real Kubernetes control plane as local processes: etcd, kube-apiserver, kube-controller-manager.
 
 The management cluster is index 0; a target cluster ("edge-1", ...) is an independent second control
-plane with its own etcd, ports, PKI and kubeconfig. The controller manager runs only the controllers
-the collection relies on (garbage collection of owner references, namespace deletion), so finalizers,
-ownerReferences and namespace teardown behave as on a real cluster. No kubelet: nothing runs Pods.
+plane with its own etcd, ports, PKI and kubeconfig. The controller manager runs the controllers the
+collection relies on (garbage collection of owner references, namespace deletion), so finalizers,
+ownerReferences and namespace teardown behave as on a real cluster, and those workloads need on the
+node (node.py): Deployments, ReplicaSets, Jobs, CronJobs, each namespace's ``default`` ServiceAccount and
+``kube-root-ca.crt`` ConfigMap. The API server signs ServiceAccount tokens (projected volumes) and
+presents ``kubelet-client.crt`` to kubelets (logs, exec).
+
+``stale`` names the running servers whose command line differs from what ``up`` would start now: ``up``
+reuses a running server as it is, so a flag added here reaches a running stack only after a restart.
 """
 import time
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 from . import binaries
 from .certs import ensure_pki
@@ -16,6 +22,13 @@ from .process import Service, StackError, http_ok, wait_until
 
 MANAGEMENT = "management"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
+# garbagecollector, namespace: what the collection relies on; the rest: what Deployments, Jobs and CronJobs
+# need to run on the node (serviceaccount makes each namespace's "default" ServiceAccount, which Pod admission
+# requires; root-ca-cert-publisher the "kube-root-ca.crt" ConfigMap a projected token volume mounts;
+# nodelifecycle lifts the not-ready taint a kubelet registers its node with, and taints a node that stops)
+CONTROLLERS = ("garbagecollector", "namespace", "serviceaccount", "serviceaccount-token",
+               "root-ca-cert-publisher", "deployment", "replicaset", "job", "cronjob", "ttl-after-finished",
+               "nodelifecycle")
 
 
 def cluster_dir(cfg: StackConfig, cluster: str) -> Path:
@@ -57,6 +70,8 @@ def _services(cfg: StackConfig, cluster: str, index: int, bins: Path, pki: dict)
         "--service-account-key-file", str(pki["sa.pub"]),
         "--service-account-signing-key-file", str(pki["sa.key"]),
         "--service-cluster-ip-range", "10.0.0.0/24",
+        "--kubelet-client-certificate", str(pki["kubelet-client.crt"]),
+        "--kubelet-client-key", str(pki["kubelet-client.key"]),
         "--authorization-mode", "RBAC",
         "--endpoint-reconciler-type", "none",
         "--enable-priority-and-fairness=false",
@@ -71,7 +86,9 @@ def _services(cfg: StackConfig, cluster: str, index: int, bins: Path, pki: dict)
         "--kubeconfig", str(kubeconfig_path(cfg, cluster)),
         "--authentication-kubeconfig", str(kubeconfig_path(cfg, cluster)),
         "--authorization-kubeconfig", str(kubeconfig_path(cfg, cluster)),
-        "--controllers", "garbagecollector,namespace",
+        "--controllers", ",".join(CONTROLLERS),
+        "--service-account-private-key-file", str(pki["sa.key"]),
+        "--root-ca-file", str(pki["ca.crt"]),
         "--leader-elect=false", "--use-service-account-credentials=false",
         "--bind-address", HOST, "--secure-port", str(kcm_port),
         "--cert-dir", str(d / "kcm-certs"),
@@ -135,6 +152,19 @@ def down(cfg: StackConfig, cluster: str = MANAGEMENT, index: int = 0) -> None:
         svc.stop()
 
 
+def services(cfg: StackConfig, cluster: str = MANAGEMENT, index: int = 0) -> List[Service]:
+    """The cluster's etcd, kube-apiserver and kube-controller-manager as ``up`` would start them now."""
+    if not (cfg.state / "kube" / cluster / "pki").exists():
+        return []
+    pki = ensure_pki(cfg.dir("kube", cluster, "pki"), HOST)
+    return list(_services(cfg, cluster, index, binaries.bin_dir(cfg, binaries.KUBE), pki))
+
+
+def stale(cfg: StackConfig, cluster: str = MANAGEMENT, index: int = 0) -> List[str]:
+    """The cluster's running servers whose command line is not the one ``up`` would start now."""
+    return [svc.name for svc in services(cfg, cluster, index) if svc.running_argv() not in (None, list(svc.argv))]
+
+
 def status(cfg: StackConfig, cluster: str = MANAGEMENT, index: int = 0):
     if not (cfg.state / "kube" / cluster / "pki").exists():
         return [(f"kube/{cluster}", "down", "never started")]
@@ -144,4 +174,4 @@ def status(cfg: StackConfig, cluster: str = MANAGEMENT, index: int = 0):
             for svc in _services(cfg, cluster, index, bins, pki)]
 
 
-__all__ = ["up", "down", "status", "kubeconfig_path", "MANAGEMENT", "StackError"]
+__all__ = ["up", "down", "status", "services", "stale", "kubeconfig_path", "MANAGEMENT", "StackError"]

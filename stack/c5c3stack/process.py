@@ -104,6 +104,18 @@ class Service:
     def running(self) -> bool:
         return self.pid() is not None and self.ready()
 
+    def running_argv(self) -> Optional[list]:
+        """The command line of the live process (None when none runs): ``ensure`` reuses a running server
+        whatever flags it was started with, so this tells whether it predates a change of ``argv``."""
+        pid = self.pid()
+        if pid is None:
+            return None
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                return [a.decode("utf-8", "replace") for a in fh.read().split(b"\0")[:-1]]
+        except OSError:
+            return None
+
     def status_row(self, detail: str):
         """One ``status`` line: (name, 'up'|'down', detail)."""
         pid = self.pid()
