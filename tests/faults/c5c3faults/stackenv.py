@@ -94,7 +94,7 @@ class StackHandle:
 
 def faults_stack() -> StackHandle:
     # the object-storage rows need the Tentacle gateway (accounts); the Reef one serves no row: left out
-    overrides = {"C5C3_STACK_DIR": str(FAULTS_STATE), "C5C3_SKIP_PARTS": "rgw-reef"}
+    overrides = {"C5C3_STACK_DIR": str(FAULTS_STATE), "C5C3_SKIP_PARTS": "rgw-reef node"}
     for name, port in default_ports().items():
         overrides[f"C5C3_PORT_{name.upper()}"] = str(port + PORT_OFFSET)
     return StackHandle(FAULTS_STATE, overrides, isolated=True)
