@@ -67,11 +67,12 @@ collection-link: $(CURDIR)/.collections/ansible_collections/c5c3/orders
 test: venv collection-link  ## set everything up and run every test (what CI runs)
 	$(MAKE) deps
 	$(MAKE) verify-crd-copies verify-invalid-cr-fixtures
-	$(MAKE) sanity
+	$(MAKE) typecheck
 	$(MAKE) collection molecule-check
 	$(MAKE) stack-up
-	$(PYTEST) -q tests/unit
-	$(PYTEST) -q --assert=plain --tb=short tests/integration
+	@# ansible-test sanity (CPU) runs beside the tests (mostly waiting), its output printed after them
+	tests/tools/alongside.sh "$(MAKE) --no-print-directory sanity" \
+	  sh -c '$(PYTEST) -q tests/unit && $(PYTEST) -q --assert=plain --tb=short tests/integration'
 	$(MAKE) molecule
 
 .PHONY: demo
