@@ -15,6 +15,10 @@ options:
     description:
       - Path to a kubeconfig file, or the kubeconfig as a dictionary.
       - Can also be set with the E(K8S_AUTH_KUBECONFIG) environment variable.
+      - Treated as a secret (C(no_log)) - a dictionary can carry a token or a client key, so no part of it reaches
+        the result, the log or an AWX job event. As Ansible masks every string of a C(no_log) value wherever it
+        appears, a dictionary's other strings (the cluster's name, the server URL, C(v1)) are masked in the result
+        too; a path, or E(K8S_AUTH_KUBECONFIG), keeps the result readable.
       - Without O(kubeconfig) and O(host), the in-cluster service account is used when the module runs in a
         Pod, otherwise C(~/.kube/config).
     type: raw

@@ -29,7 +29,9 @@ options:
         type: str
         required: true
       kubeconfig:
-        description: Path to the target cluster's kubeconfig, or the kubeconfig as a dictionary.
+        description:
+          - Path to the target cluster's kubeconfig, or the kubeconfig as a dictionary.
+          - Treated as a secret (C(no_log)), like O(kubeconfig).
         type: raw
       context:
         description: The kubeconfig context to use.

@@ -9,6 +9,12 @@ namespace a ControlPlane assigns there; on a target cluster ``<t>`` one to ``<na
 assigned on ``<t>``. A grant no longer wanted *drains*: it stays while an order that needs it still carries one of
 the collection's teardown finalizers, so the teardown can finish, and goes once none is left.
 
+Grants go by **allowlist** (docs/install.md, "Security model"): with ``marks`` given, a grant is made only in a
+namespace whose labels match the mark of its kind (``{"tenant": {"c5c3.io/tenant": "true"}, "controlplane":
+{"c5c3.io/controlplane": "true"}}``), whatever a ControlPlane assigns; an assigned namespace without its mark is
+reported ``unmarked``, and a grant already there is revoked at once (like one in a forbidden namespace: no draining,
+the platform withdrew the namespace).
+
 Used by the role c5c3.orders.namespace_access (the access sync); kept in Python so the rules are unit-tested
 (tests/unit/access/).
 """
@@ -113,14 +119,38 @@ def _forbidden(namespace, forbidden):
     return any(namespace == f or (f.endswith("*") and namespace.startswith(f[:-1])) for f in forbidden)
 
 
-def plan(control_planes, clusters, name, labels, forbidden=(), drain=True):
+def _labels_by_name(namespaces):
+    """``{name: labels}`` of the Namespace objects (a bare name has no labels: it matches no mark)."""
+    out = {}
+    for ns in namespaces or []:
+        if isinstance(ns, str):
+            out[ns] = {}
+        else:
+            labels = _meta(ns).get("labels")
+            out[_str(_meta(ns).get("name"))] = labels if isinstance(labels, dict) else {}
+    return out
+
+
+def marked(labels, mark):
+    """Whether namespace ``labels`` match ``mark`` (every key with its value; an empty mark matches anything)."""
+    return all(isinstance(labels, dict) and labels.get(k) == v for k, v in (mark or {}).items())
+
+
+def _unmarked(grant, namespace, ns_labels, marks):
+    """A grant whose kind has a mark, in an existing namespace that does not carry it."""
+    return grant in marks and namespace in ns_labels and not marked(ns_labels[namespace], marks[grant])
+
+
+def plan(control_planes, clusters, name, labels, forbidden=(), drain=True, marks=None):
     """One plan per cluster: what to apply, what to delete, what drains, what cannot be granted.
 
     ``clusters``: ``[{"name": "" or target, "ok": bool, "subjects": [...], "namespaces": [Namespace objects or
     names], "bindings": [our RoleBindings], "orders": [orders of every kind]}, ...]``. A cluster that could not be
     read (``ok`` false) gets no plan, and since its orders are unknown every ControlPlane-namespace grant on the
-    management cluster is kept. ``drain`` false (an uninstall) keeps nothing that is not wanted.
+    management cluster is kept. ``drain`` false (an uninstall) keeps nothing that is not wanted. ``marks``
+    (``{grant: {label: value}}``): a grant only in a namespace that carries its mark (``unmarked`` otherwise).
     """
+    marks = marks or {}
     wanted_by_cluster = assignments(control_planes)
     cp_namespaces = controlplane_namespaces(control_planes)
     all_known = all(c.get("ok") for c in clusters)
@@ -130,24 +160,28 @@ def plan(control_planes, clusters, name, labels, forbidden=(), drain=True):
         cname = _str(cluster.get("name"))
         if not cluster.get("ok"):
             plans.append({"cluster": cname, "ok": False, "apply": [], "delete": [], "draining": [], "missing": [],
-                          "refused": [], "granted": []})
+                          "refused": [], "unmarked": [], "granted": []})
             continue
         wanted = set((TENANT, ns) for ns in wanted_by_cluster.get(cname, ()))
         if cname == "":
             wanted |= set((CONTROLPLANE, ns) for ns in cp_namespaces)
         finalized = set(_str(_meta(o).get("namespace")) for o in cluster.get("orders") or [] if holds_finalizer(o))
         usable = _usable(cluster.get("namespaces"))
+        ns_labels = _labels_by_name(cluster.get("namespaces"))
         existing = {}
         for rb in cluster.get("bindings") or []:
             grant = _str((_meta(rb).get("labels") or {}).get(GRANT_LABEL))
             existing[(grant, _str(_meta(rb).get("namespace")))] = rb
         refused = sorted("%s:%s" % g for g in wanted if _forbidden(g[1], forbidden))
         wanted = set(g for g in wanted if not _forbidden(g[1], forbidden))
+        unmarked = sorted("%s:%s" % g for g in wanted if _unmarked(g[0], g[1], ns_labels, marks))
+        wanted = set(g for g in wanted if not _unmarked(g[0], g[1], ns_labels, marks))
         missing = sorted("%s:%s" % g for g in wanted if g[1] not in usable)
         keep, draining = set(), []
         for key in existing:
             grant, ns = key
-            if not drain or key in wanted or _forbidden(ns, forbidden) or grant not in (TENANT, CONTROLPLANE):
+            if not drain or key in wanted or _forbidden(ns, forbidden) or _unmarked(grant, ns, ns_labels, marks) \
+                    or grant not in (TENANT, CONTROLPLANE):
                 continue
             if grant == TENANT and ns in finalized:
                 draining.append("%s:%s" % key)
@@ -169,7 +203,7 @@ def plan(control_planes, clusters, name, labels, forbidden=(), drain=True):
             if key not in wanted and key not in keep:
                 delete.append(_minimal(existing[key]))
         plans.append({"cluster": cname, "ok": True, "apply": apply, "delete": delete, "draining": sorted(draining),
-                      "missing": missing, "refused": refused,
+                      "missing": missing, "refused": refused, "unmarked": unmarked,
                       "granted": sorted("%s:%s" % k for k in set(k for k in wanted if k[1] in usable) | keep)})
     return plans
 
@@ -182,10 +216,12 @@ def _minimal(rb):
 
 def summary(plans):
     """The plans without the object definitions: per cluster what is granted, applied, revoked, draining,
-    missing (the namespace does not exist) and refused (a forbidden namespace)."""
+    missing (the namespace does not exist), refused (a forbidden namespace) and unmarked (a namespace without the
+    mark of its grant)."""
     out = []
     for p in plans:
         entry = dict((k, v) for k, v in p.items() if k not in ("apply", "delete"))
+        entry.setdefault("unmarked", [])
         entry["cluster"] = p["cluster"] or "management"
         entry["applied"] = ["%s:%s" % (b["metadata"]["labels"][GRANT_LABEL], b["metadata"]["namespace"])
                             for b in p["apply"]]

@@ -70,11 +70,11 @@ def up(cfg: StackConfig) -> dict:
     k.apply(f"""
 apiVersion: v1
 kind: Namespace
-metadata: {{name: {CP_NAMESPACE}}}
+metadata: {{name: {CP_NAMESPACE}, labels: {{c5c3.io/controlplane: "true"}}}}
 ---
 apiVersion: v1
 kind: Namespace
-metadata: {{name: {DEMO_NAMESPACE}}}
+metadata: {{name: {DEMO_NAMESPACE}, labels: {{c5c3.io/tenant: "true"}}}}
 ---
 apiVersion: v1
 kind: Secret

@@ -72,9 +72,11 @@ def namespace(kube):
 
     from kubernetes import client
 
+    from orders import TENANT_LABELS
+
     core = client.CoreV1Api(kube)
     name = "t-" + uuid.uuid4().hex[:10]
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=dict(TENANT_LABELS))))
     yield name
     core.delete_namespace(name)
 

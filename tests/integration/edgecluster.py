@@ -14,7 +14,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from kubewait import wait_for
-from orders import CP_NAME, CP_NS, GROUP, VERSION, unique
+from orders import CP_NAME, CP_NS, GROUP, TENANT_LABELS, VERSION, unique
 from passes import reconcile_until
 
 CRD_NAME = "keystoneusers.c5c3.io"
@@ -150,7 +150,7 @@ def edge_namespace(stack, edge, prefix):
     passes, the assignment withdrawn and the namespace deleted afterwards, even on failure. An order a failed test
     left with a stored spec the real CRD's rules cannot even evaluate is torn down under a loosened CRD."""
     ns = unique(prefix)
-    edge.core.create_namespace({"metadata": {"name": ns}})
+    edge.core.create_namespace({"metadata": {"name": ns, "labels": dict(TENANT_LABELS)}})
     stack.assign(ns, edge.name)
     try:
         yield ns

@@ -36,7 +36,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.rgw.credentials import
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.errors import RgwError
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.iam import RgwIam
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw.s3 import RgwS3
-from orders import CP_NAME, CP_NS, GROUP, VERSION, unique
+from orders import CP_NAME, CP_NS, GROUP, TENANT_LABELS, VERSION, unique
 
 REPO = Path(__file__).resolve().parents[2]
 MODULE = REPO / "plugins" / "modules" / "objectstorage_reconcile.py"
@@ -539,7 +539,7 @@ def tenant_namespace(stack, storage, prefix):
     removed (``drop_account``), the assignment withdrawn and the namespace deleted, even when the test failed; a
     test that passed fails when the gateway could not be cleaned. ``stack`` is an ``orders.Stack``."""
     ns = unique(prefix)
-    stack.core.create_namespace({"metadata": {"name": ns}})
+    stack.core.create_namespace({"metadata": {"name": ns, "labels": dict(TENANT_LABELS)}})
     stack.assign(ns)
     try:
         yield ns

@@ -19,6 +19,10 @@ CP_NS, CP_NAME = "openstack", "cp"
 KORC = ("openstack.k-orc.cloud", "v1alpha1")
 CREDENTIAL_ORDER_PLURALS = {"KeystoneRoleAssignment": "keystoneroleassignments",
                             "KeystoneApplicationCredential": "keystoneapplicationcredentials"}
+# The platform's marks (docs/install.md, "Security model"): the installed controller is granted, and writes, only in
+# namespaces carrying them - the install role's defaults.
+TENANT_LABELS = {"c5c3.io/tenant": "true"}
+CONTROLPLANE_LABELS = {"c5c3.io/controlplane": "true"}
 
 
 def unique(prefix):

@@ -107,9 +107,9 @@ def moment(value):
 def assigned_namespace(stack, prefix, finalizer=None):
     """A fresh namespace the ControlPlane assigns on the management cluster; drained (orders torn down,
     ``finalizer`` dropped from credential orders), unassigned and deleted afterwards, even on failure."""
-    from orders import unique
+    from orders import TENANT_LABELS, unique
     ns = unique(prefix)
-    stack.core.create_namespace({"metadata": {"name": ns}})
+    stack.core.create_namespace({"metadata": {"name": ns, "labels": dict(TENANT_LABELS)}})
     stack.assign(ns)
     try:
         yield ns

@@ -13,9 +13,10 @@ __metaclass__ = type
 import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-# option -> (type, no_log, environment variable, aliases)
+# option -> (type, no_log, environment variable, aliases). The kubeconfig is secret: given as a dictionary it can
+# carry a token or a client key (as kubernetes.core marks it too); a path is masked as well.
 AUTH_OPTIONS: Dict[str, Tuple[str, bool, str, List[str]]] = {
-    "kubeconfig": ("raw", False, "K8S_AUTH_KUBECONFIG", []),
+    "kubeconfig": ("raw", True, "K8S_AUTH_KUBECONFIG", []),
     "context": ("str", False, "K8S_AUTH_CONTEXT", []),
     "host": ("str", False, "K8S_AUTH_HOST", []),
     "api_key": ("str", True, "K8S_AUTH_API_KEY", []),

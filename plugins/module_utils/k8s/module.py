@@ -30,7 +30,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import Kub
 TARGET_AUTH_KEYS = ("kubeconfig", "context", "host", "api_key", "ca_cert", "validate_certs")
 TARGET_CLUSTER_OPTIONS = dict(
     name=dict(type="str", required=True),
-    kubeconfig=dict(type="raw"),
+    kubeconfig=dict(type="raw", no_log=True),  # a dictionary can carry a token
     context=dict(type="str"),
     host=dict(type="str"),
     api_key=dict(type="str", no_log=True),

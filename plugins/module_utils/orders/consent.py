@@ -15,6 +15,9 @@ Checked in this order:
    namespaces: those admit no order, listed or not;
 4. an entry of ``spec.namespaceAssignments`` must match the order's namespace AND cluster. Nothing else admits an
    order: not ``korc.serviceRegistrations.allowedNamespaces``.
+5. when the pass knows the platform's allowlist (docs/install.md, "Security model"), the namespace must carry the
+   tenant mark (``c5c3.io/tenant: "true"`` by default): the access sync grants nothing in an unmarked namespace, so
+   an order there is frozen with ``NamespaceNotMarked`` instead of failing on Forbidden reads.
 
 A refused order is frozen: no action at all, only the status write.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import requeue
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView
@@ -31,6 +34,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import 
     CLUSTER_NAME_TOO_LONG,
     CONTROL_PLANE_NOT_FOUND,
     NAMESPACE_NOT_ASSIGNED,
+    NAMESPACE_NOT_MARKED,
 )
 
 
@@ -64,14 +68,39 @@ def not_assigned_message(namespace: str, cluster: str, cp_namespace: str, cp_nam
     )
 
 
+def namespace_marked(labels: Any, mark: Mapping[str, str]) -> bool:
+    """Whether a namespace's ``labels`` carry every label of ``mark`` with its value (an empty mark: any namespace);
+    the rule of the access sync's allowlist (``plugins/filter/namespace_grants.py``, ``marked``)."""
+    return all(isinstance(labels, Mapping) and labels.get(key) == value for key, value in mark.items())
+
+
+def describe_mark(mark: Mapping[str, str]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in sorted(mark.items())) or "(none)"
+
+
+def mark_refusal(namespace: str, cluster: str, cp_namespace: str, cp_name: str, labels: Any,
+                 mark: Optional[Mapping[str, str]]) -> Optional[Refusal]:
+    """None when the namespace carries the tenant ``mark`` (or no mark is known), else ``NamespaceNotMarked``."""
+    if mark is None or namespace_marked(labels, mark):
+        return None
+    return Refusal(NAMESPACE_NOT_MARKED, (
+        f"namespace {namespace!r} on {describe_cluster(cluster)} is assigned by ControlPlane {cp_namespace}/{cp_name} "
+        f"but the platform has not marked it for tenants (labels {describe_mark(mark)}): the controller is granted "
+        "nothing there; the order is frozen"), requeue.FROZEN)
+
+
 def admit(
     namespace: str,
     cluster: str,
     cp_namespace: str,
     cp_name: str,
     control_plane: Optional[ControlPlaneView],
+    namespace_labels: Any = None,
+    tenant_mark: Optional[Mapping[str, str]] = None,
 ) -> Optional[Refusal]:
-    """None when the order is admitted, else the refusal every sub-condition reports."""
+    """None when the order is admitted, else the refusal every sub-condition reports. ``tenant_mark`` (the
+    platform's allowlist, a module option of the pass) with the labels of the order's namespace as read: an assigned
+    namespace without the mark is refused last; None (the default) skips that check."""
     refusal = cluster_refusal(cluster)
     if refusal is not None:
         return refusal
@@ -94,4 +123,4 @@ def admit(
         return Refusal(NAMESPACE_NOT_ASSIGNED,
                        not_assigned_message(namespace, cluster, cp_namespace, cp_name),
                        requeue.FROZEN)
-    return None
+    return mark_refusal(namespace, cluster, cp_namespace, cp_name, namespace_labels, tenant_mark)

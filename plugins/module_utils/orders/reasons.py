@@ -11,6 +11,7 @@ from __future__ import annotations
 # Both (every) sub-condition: admission
 CONTROL_PLANE_NOT_FOUND = "ControlPlaneNotFound"
 NAMESPACE_NOT_ASSIGNED = "NamespaceNotAssigned"
+NAMESPACE_NOT_MARKED = "NamespaceNotMarked"  # assigned, but the platform did not mark the namespace for tenants
 CLUSTER_NAME_TOO_LONG = "ClusterNameTooLong"
 INVALID_SPEC = "InvalidSpec"          # ours: the order cannot be read, or changed what it was admitted as
 
