@@ -318,7 +318,16 @@ class PassRunner:
         (self.private_dir / "env").mkdir(exist_ok=True)
         (self.private_dir / "env" / "settings").write_text(
             json.dumps({"pexpect_timeout": 1, "suppress_ansible_output": True}) + "\n")
-        os.chmod(self.state_dir, 0o700)
+        # the artifacts (the command line, extravars) for this user only. The state dir itself may be a mounted
+        # volume that root owns (a Pod's emptyDir with fsGroup), which only its owner may chmod: then the dirs made
+        # here in it are closed instead.
+        try:
+            os.chmod(self.state_dir, 0o700)
+        except PermissionError:
+            if self.state_dir.stat().st_uid == os.geteuid():
+                raise
+            for made in (self.private_dir, self.state_dir / "tmp"):
+                os.chmod(made, 0o700)
 
     def passes_for(self, keys: Optional[Iterable[str]]) -> Dict[str, List[str]]:
         """``{pass: orders}``: every configured pass with no order (all of them) for a full pass, else the passes

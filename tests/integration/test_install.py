@@ -35,7 +35,7 @@ from kubernetes.client.rest import ApiException
 import objectstores
 from accounts import Account, can_i, check_matrix
 from kubewait import wait_for
-from orders import CP_NS, GROUP, VERSION, Stack, unique
+from orders import CP_NS, GROUP, TENANT_LABELS, VERSION, Stack, unique
 from passes import assigned_namespace, order_summary, reconcile_until, run_pass
 
 REPO = Path(__file__).resolve().parents[2]
@@ -242,8 +242,9 @@ def test_deployment_mode_is_accepted_and_idempotent(install, stack_env):
 
     deployment = install.apps.read_namespaced_deployment(f"{install.name}-controller", install.namespace)
     container = _check_pod_spec(deployment.spec.template.spec, install)
-    assert container.command[:3] == ["python3", "-m", "c5c3_orders_controller"]
-    args = container.command[3:]
+    # the image's entrypoint (tini) runs c5c3-orders-controller (c5c3_install_image_entrypoints)
+    assert container.command is None and container.args[:1] == ["c5c3-orders-controller"]
+    args = container.args[1:]
     assert args[args.index("--kubeconfig") + 1] == "/etc/c5c3-orders/kubeconfig/config"
     assert args[args.index("--state-dir") + 1] in _mounts(container)
     assert args[args.index("--metrics-port") + 1] == "9090"
@@ -268,7 +269,11 @@ def test_deployment_mode_is_accepted_and_idempotent(install, stack_env):
     assert install.cronjob_vars()["c5c3_namespace_access_subjects"] == [
         {"kind": "ServiceAccount", "name": install.name, "namespace": install.namespace}]
     assert install.cronjob_vars()["c5c3_namespace_access_forbidden_namespaces"] == ["kube-*", install.namespace]
-    for policy in (f"{install.name}-secrets", f"{install.name}-access-sync"):
+    assert install.cronjob_vars()["c5c3_namespace_access_tenant_namespace_selector"] == TENANT_LABELS
+    assert install.cronjob_vars()["c5c3_namespace_access_controlplane_namespace_selector"] == {
+        "c5c3.io/controlplane": "true"}
+    for policy in (f"{install.name}-{p}" for p in ("secrets", "orders", "korc-users", "pushsecrets",
+                                                      "objectstoreaccounts", "access-sync")):
         vap = install.admission.read_validating_admission_policy(policy)
         assert vap.spec.failure_policy == "Fail"
         assert install.admission.read_validating_admission_policy_binding(policy).spec.validation_actions == ["Deny"]
@@ -460,7 +465,7 @@ def tenant(stack, install):
 @pytest.fixture
 def unassigned(stack, install):
     ns = unique("inst-other")
-    stack.core.create_namespace({"metadata": {"name": ns}})
+    stack.core.create_namespace({"metadata": {"name": ns, "labels": dict(TENANT_LABELS)}})  # marked, not assigned
     install.own_namespaces.add(ns)
     yield ns
     stack.core.delete_namespace(ns)
@@ -489,11 +494,11 @@ def test_a_deployment_without_leader_election_never_runs_two_pods(install):
     assert install.apps.read_namespaced_deployment(name, install.namespace).spec.strategy.rolling_update is not None
     install.ensure(c5c3_install_mode="deployment", c5c3_install_leader_elect=False)
     deployment = install.apps.read_namespaced_deployment(f"{install.name}-controller", install.namespace)
-    assert "--no-leader-elect" in deployment.spec.template.spec.containers[0].command
+    assert "--no-leader-elect" in deployment.spec.template.spec.containers[0].args
     assert deployment.spec.strategy.type == "Recreate" and deployment.spec.strategy.rolling_update is None
     install.ensure(c5c3_install_mode="deployment")
     deployment = install.apps.read_namespaced_deployment(f"{install.name}-controller", install.namespace)
-    assert "--no-leader-elect" not in deployment.spec.template.spec.containers[0].command
+    assert "--no-leader-elect" not in deployment.spec.template.spec.containers[0].args
     assert deployment.spec.strategy.type == "RollingUpdate"
 
 
@@ -512,7 +517,19 @@ def _secret(namespace, name, labels=None, kind="Opaque", annotations=None):
     return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": kind, "stringData": {"k": "v"}}
 
 
-OURS = {"c5c3.io/keystoneuser-name": "probe", "c5c3.io/keystoneuser-namespace": "probe"}
+def _delivered_secret(namespace, order, kind="Opaque", annotations=None):
+    """A Secret shaped as the one delivered beside a KeystoneUser ``order`` in ``namespace``."""
+    return _secret(namespace, f"{order}-credentials", {"c5c3.io/keystoneuser-name": order,
+                                                       "c5c3.io/keystoneuser-namespace": namespace}, kind, annotations)
+
+
+def _child_secret(order, tenant, kind="Opaque"):
+    """A Secret shaped as an order's source Secret in the ControlPlane namespace."""
+    return _secret(CP_NS, f"{Stack.base_name(tenant, order)}-source", {
+        "c5c3.io/keystoneuser-name": order, "c5c3.io/keystoneuser-namespace": tenant,
+        "c5c3.io/keystoneuser-cluster": ""}, kind)
+
+
 NOT_OPAQUE = "may write only Secrets of type Opaque"
 UNLABELLED = "may write only Secrets that carry one of the labels"
 FOREIGN = "may change or delete only Secrets that already carry one of the labels"
@@ -536,10 +553,10 @@ def test_the_controller_cannot_read_mint_or_take_over_what_it_does_not_own(insta
     me.denied("get", "namespace", unassigned)
     me.denied("get", "namespaces")
     # a token Secret, even labelled, even in a granted namespace: refused by the admission policy
-    token = _secret(tenant, unique("tok"), OURS, "kubernetes.io/service-account-token",
-                    {"kubernetes.io/service-account.name": "default"})
+    token = _delivered_secret(tenant, unique("tok"), "kubernetes.io/service-account-token",
+                              {"kubernetes.io/service-account.name": "default"})
     me.denied("create", "-f", "-", body=token, says=NOT_OPAQUE)
-    me.denied("create", "-f", "-", body=_secret(CP_NS, unique("typed"), OURS, "example.com/custom"),
+    me.denied("create", "-f", "-", body=_child_secret(unique("typed"), tenant, "example.com/custom"),
               says=NOT_OPAQUE)
     me.denied("create", "-f", "-", body=_secret(tenant, unique("bare")), says=UNLABELLED)
     # a foreign Secret in a granted namespace: no change, no labels added, no delete
@@ -549,7 +566,8 @@ def test_the_controller_cannot_read_mint_or_take_over_what_it_does_not_own(insta
         me.denied("patch", "secret", foreign, "-n", tenant, "--type=merge", "-p", '{"stringData": {"k": "w"}}',
                   says=FOREIGN)
         me.denied("patch", "secret", foreign, "-n", tenant, "--type=merge", "-p",
-                  json.dumps({"metadata": {"labels": OURS}}), says=FOREIGN)
+                  json.dumps({"metadata": {"labels": {"c5c3.io/keystoneuser-name": "x",
+                                                      "c5c3.io/keystoneuser-namespace": tenant}}}), says=FOREIGN)
         me.denied("label", "secret", foreign, "-n", tenant, "c5c3.io/objectstoreaccount-name=x", says=FOREIGN)
         me.denied("delete", "secret", foreign, "-n", tenant, says=FOREIGN)
         assert stack.core.read_namespaced_secret(foreign, tenant).metadata.labels in (None, {})
@@ -557,13 +575,16 @@ def test_the_controller_cannot_read_mint_or_take_over_what_it_does_not_own(insta
         stack.core.delete_namespaced_secret(foreign, tenant)
     # what it may do: its own labelled Opaque Secrets, in the assigned and the ControlPlane namespace
     for namespace in (tenant, CP_NS):
-        name = unique("ours")
+        order = unique("ours")
+        body = _delivered_secret(tenant, order) if namespace == tenant else _child_secret(order, tenant)
+        name = body["metadata"]["name"]
         try:
-            me.allowed("create", "-f", "-", body=_secret(namespace, name, OURS))
+            me.allowed("create", "-f", "-", body=body)
             me.allowed("patch", "secret", name, "-n", namespace, "--type=merge", "-p", '{"stringData": {"k": "w"}}')
             me.denied("patch", "secret", name, "-n", namespace, "--type=merge", "-p",
                       '{"metadata": {"labels": {"c5c3.io/keystoneuser-name": null, '
-                      '"c5c3.io/keystoneuser-namespace": null}}}', says=UNLABELLED)
+                      '"c5c3.io/keystoneuser-namespace": null, "c5c3.io/keystoneuser-cluster": null}}}',
+                      says=UNLABELLED)
             me.allowed("get", "secret", name, "-n", namespace)
             me.allowed("delete", "secret", name, "-n", namespace)
         finally:
@@ -784,7 +805,7 @@ def test_cronjob_mode_replaces_the_deployment(install, stack_env, tenant, unassi
     assert job.backoff_limit in (0, 1) and 0 < job.active_deadline_seconds < 60
     assert job.template.spec.restart_policy == "Never"
     container = _check_pod_spec(job.template.spec, install)
-    assert container.command[:2] == ["ansible-playbook", "c5c3.orders.reconcile"]
+    assert container.command is None and container.args[:1] == ["c5c3-orders-pass"]
     proc = _dry_run_pod(install, job.template, stack_env["KUBECONFIG"])
     assert proc.returncode == 0, proc.stderr
 
@@ -878,7 +899,7 @@ def edge(stack_env, target_kube, kubernetes_core, install):
     access = TargetAccess(stack_env["C5C3_KUBECONFIG_" + cluster.upper().replace("-", "_")], target_kube, install,
                           cluster)
     for ns in access.namespaces:
-        access.core.create_namespace({"metadata": {"name": ns}})
+        access.core.create_namespace({"metadata": {"name": ns, "labels": dict(TENANT_LABELS)}})
     yield access
     try:
         access.run(c5c3_target_cluster_access_state="absent")
@@ -995,13 +1016,13 @@ def test_edge_grants_follow_the_assignments_and_drain(install, stack, edge):
         me = edge.operator()
         me.denied("get", "secrets", "-A")
         me.denied("get", "secrets", "-n", "kube-system")
-        me.denied("create", "-f", "-", body=_secret(a, unique("tok"), OURS, "kubernetes.io/service-account-token",
-                                                    {"kubernetes.io/service-account.name": "default"}),
+        me.denied("create", "-f", "-", body=_delivered_secret(a, unique("tok"), "kubernetes.io/service-account-token",
+                                                              {"kubernetes.io/service-account.name": "default"}),
                   says=NOT_OPAQUE)
         me.denied("create", "-f", "-", body=_secret(a, unique("bare")), says=UNLABELLED)
-        name = unique("ours")
-        me.allowed("create", "-f", "-", body=_secret(a, name, OURS))
-        me.allowed("delete", "secret", name, "-n", a)
+        body = _delivered_secret(a, unique("ours"))
+        me.allowed("create", "-f", "-", body=body)
+        me.allowed("delete", "secret", body["metadata"]["name"], "-n", a)
 
         _edge_order(edge, b, holder, ["c5c3.io/keystoneuser-teardown"])
         for ns in (a, b):

@@ -229,3 +229,29 @@ def test_a_cancelled_pass_leaves_no_process_behind(tmp_path):
     assert result.result == "canceled"
     assert subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout == b""
     assert took < 20
+
+
+def test_a_state_dir_owned_by_root_closes_what_the_runner_made_in_it(tmp_path, monkeypatch):
+    """A Pod's emptyDir (mounted with fsGroup) belongs to root, and only its owner may chmod it: found in-cluster
+    (tests/integration/test_incluster.py), where the controller stopped at start with EPERM. The runner then closes
+    the dirs it made in it; a state dir of its own that it cannot chmod is still an error."""
+    real_chmod = os.chmod
+    state = tmp_path / "state"
+    state.mkdir()
+
+    def chmod(path, mode):
+        if str(path) == str(state):
+            raise PermissionError(1, "Operation not permitted", str(path))
+        real_chmod(path, mode)
+
+    monkeypatch.setattr(R.os, "chmod", chmod)
+    monkeypatch.setattr(R.os, "geteuid", lambda: os.stat(state).st_uid + 1)  # not the owner
+    runner = R.PassRunner(state)
+    assert (runner.private_dir.stat().st_mode & 0o777) == 0o700
+    assert ((state / "tmp").stat().st_mode & 0o777) == 0o700
+    lane = runner.for_pass("objectstorage")
+    assert (lane.private_dir.stat().st_mode & 0o777) == 0o700
+
+    monkeypatch.setattr(R.os, "geteuid", lambda: os.stat(state).st_uid)  # the owner: a real failure
+    with pytest.raises(PermissionError):
+        R.PassRunner(state)
