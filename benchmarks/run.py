@@ -1,4 +1,4 @@
-"""The cost of a KeystoneUser pass, side by side with the hand-written alternatives (issues 7 and 14).
+"""The cost of a KeystoneUser pass, side by side with the hand-written alternatives (docs/benchmarks.md).
 
 For each N (100, 1000, 5000 by default; ``--quick``: 50, 200) on a fresh, isolated control plane
 (see cluster.py), with N orders spread over several assigned namespaces:

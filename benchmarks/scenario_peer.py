@@ -1,4 +1,4 @@
-"""``make bench`` scenario ``peer``: the peer model against our controller, on the same cluster (issue 14 item 1).
+"""``make bench`` scenario ``peer``: the peer model against our controller, on the same cluster (docs/benchmarks.md).
 
 The peer (``benchmarks/peer/kopf_operator.py``) is "Ansible as a controller" as operator-sdk's Ansible operator does
 it: kopf watches KeystoneUser and the Secrets it wrote, and per order per event runs ansible-runner with the first
@@ -452,7 +452,8 @@ def report(results):
            "controller run the same way, `--no-leader-elect` (one replica; the install role then gives the "
            "Deployment the Recreate strategy so two pods never overlap). The peer's idle requests are its resync "
            "runs and grow with N; ours do not grow with N: the watch streams resuming, and a full pass every "
-           f"{sr.FULL_INTERVAL / 3600:.0f} h (every cadence the spec names is an order's own requeue).",
+           f"{sr.FULL_INTERVAL / 3600:.0f} h (every cadence of [reconciler.md](reconciler.md), "
+           "\"Requeue cadences\", is an order's own requeue).",
            "", "The peer runs its playbook once more for each order right after the first run: the first run's "
            "own writes to the Secrets are events it watches, as operator-sdk's are (*runs per order*). Its repair: "
            "the Secret event reaches the queue, a worker starts `ansible-playbook` and the seven module runs of the "
@@ -461,7 +462,7 @@ def report(results):
                        f"{_f((e['peer'].get('repair') or {}).get('run_start_median'), 2)} s, run "
                        f"{_f((e['peer'].get('repair') or {}).get('run_wall_median'), 2)} s"
                        for n, e, _r in sized) + ").",
-           "", "Goals (issue 14 item 1):", "", "| goal | measured | met |", "|---|---|---|"]
+           "", "Goals:", "", "| goal | measured | met |", "|---|---|---|"]
     for what, value, ok in goals(results):
         md.append(f"| {what} | {value} | {sr._met(ok)} |")  # noqa: SLF001
     return "\n".join(md)

@@ -1,4 +1,4 @@
-"""``make bench`` scenario ``repair``: our controller over the N converged orders (issue 14 item 3).
+"""``make bench`` scenario ``repair``: our controller over the N converged orders (docs/benchmarks.md).
 
 At every N the run has converged, the controller (``python -m c5c3_orders_controller``, the ServiceAccount's
 kubeconfig, ``--kinds keystoneuser``, ``--pass-log``) is started and its first full pass awaited. Then:
@@ -512,7 +512,7 @@ def report(results):
                       f"| {i.get('watch_streams', '—')}: {_f(i.get('watch_renewals_per_hour'), 1)} "
                       f"| {_f(i.get('full_passes_per_hour'), 1)} | {_f(i.get('requests_per_hour_total'), 1)} "
                       f"| {i['cpu_s']:.2f} | {_f(i.get('cpu_per_hour_total'), 1)} |")
-    md += ["", "Goals (issue 14 item 3):", "", "| goal | measured | met |", "|---|---|---|"]
+    md += ["", "Goals:", "", "| goal | measured | met |", "|---|---|---|"]
     for what, value, ok in goals(results):
         md.append(f"| {what} | {value} | {_met(ok)} |")
     return "\n".join(md)
@@ -536,7 +536,8 @@ def where_it_goes(sized) -> str:
 
 
 def goals(results):
-    """(goal, measured, met) of issue 14 item 3, from this run (``None``: not measured at 5,000)."""
+    """(goal, measured, met) of this scenario's section of docs/benchmarks.md, from this run (``None``: not measured
+    at 5,000)."""
     by_n = dict(_sized(results))
     e = by_n.get(GOAL_N)
     if e is None:

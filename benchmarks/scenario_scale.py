@@ -1,4 +1,4 @@
-"""Scale: 20,000 orders on one API server (issue 14 item 7), the measured inputs of docs/scaling.md.
+"""Scale: 20,000 orders on one API server, the measured inputs of docs/scaling.md.
 
 Runs on the converged orders run.py leaves (``make bench-scale``: N = 20,000 on a second bench cluster, port index 6,
 figures in ``.bench-scale/results.json``), after run.py's own first, converged and drift passes, floor and memory

@@ -1,5 +1,5 @@
-"""The peer model of issue 14 item 1: "Ansible as a controller" the way operator-sdk's Ansible operator does it, built
-from kopf and ansible-runner (operator-sdk's Go module is not served here).
+"""The peer model of docs/benchmarks.md: "Ansible as a controller" the way operator-sdk's Ansible operator does it,
+built from kopf and ansible-runner (operator-sdk's Go module is not served here).
 
 - kopf watches KeystoneUser (cluster-wide) and the Secrets its playbook writes (every one carries the label
   ``c5c3.io/keystoneuser-name``; operator-sdk watches the resources a role created, by owner reference, the same way);

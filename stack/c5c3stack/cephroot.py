@@ -36,9 +36,9 @@ class Release:
         return f"{self.suite}-{self.version}"
 
 
-# Debian's testing suite (forky) serves Tentacle, the release the seed was verified against; trixie (stable)
-# serves Reef, the last release without accounts. A pin Debian stops serving fails the build with a clear
-# message: update it here (and the figures in docs/testing.md).
+# Debian's testing suite (forky) serves Tentacle, the reference release (docs/object-storage.md, design rule 5);
+# trixie (stable) serves Reef, the last release without accounts. A pin Debian stops serving fails the build with
+# a clear message: update it here (and the figures in docs/testing.md).
 TENTACLE = Release("tentacle", "forky", "20.2.4+ds-2")
 REEF = Release("reef", "trixie", "18.2.7+ds-1+deb13u1")
 

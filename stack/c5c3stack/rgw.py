@@ -1,9 +1,9 @@
 """Real Ceph RADOS gateways on loopback: one mon, one memstore OSD and one radosgw per cluster.
 
 Two independent clusters, each from its own cached Debian root (see cephroot.py) entered with ``chroot``:
-- ``rgw``: Tentacle 20.2.4, the release the seed was verified against, with RGW accounts. Besides the full
-  admin user it has two admin users that each lack one capability the readiness probe checks (``info``,
-  ``accounts``), so every probe cause can be proven against the real gateway.
+- ``rgw``: Tentacle 20.2.4, the reference release (docs/object-storage.md, design rule 5), with RGW accounts.
+  Besides the full admin user it has two admin users that each lack one capability the readiness probe checks
+  (``info``, ``accounts``), so every probe cause can be proven against the real gateway.
 - ``rgw-reef``: Reef 18.2.7, the last release without accounts (its account endpoint answers 405).
 
 The daemons are plain processes with PID files in their own process groups, like every part of the stack.

@@ -1,5 +1,6 @@
-"""Orders on the stack's target cluster (edge-1) for the end-to-end tests of issues 10 and 11: a namespace the
-ControlPlane assigns there, passes that include the cluster, and the KeystoneUser CRD loosened for a moment.
+"""Orders on the stack's target cluster (edge-1) for the end-to-end tests of tenant isolation and faults
+(docs/reconciler.md, "What an order is refused, and why"): a namespace the ControlPlane assigns there, passes that
+include the cluster, and the KeystoneUser CRD loosened for a moment.
 
 A loosened CRD replays a cluster whose CRD predates a rule (a target cluster's chart is never upgraded by Helm):
 the rules are dropped, the test writes what they would have refused, and the real CRD is put back at once. The

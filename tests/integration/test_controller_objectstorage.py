@@ -1,5 +1,5 @@
-"""The controller with the object-storage kinds, on the stack's real Tentacle gateway (issue 13 item 2: "the
-controller watches the new kinds and their children and reacts to events").
+"""The controller with the object-storage kinds, on the stack's real Tentacle gateway: it watches the kinds and
+their children and reacts to events (docs/object-storage.md, "On the local stack"; docs/controller.md).
 
 A controller limited to a fresh tenant namespace: a BucketCredential ordered there goes Ready with no manual pass
 (the account created, set up and backed up, the key delivered - every step woken by a watch event or a requeue);

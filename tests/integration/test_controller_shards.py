@@ -1,5 +1,5 @@
-"""Scale-out on the local stack (issue 14 item 7): replicas of the controller split the namespaces into shares, one
-Lease per share, with Kubernetes Leases as the only coordination.
+"""Scale-out on the local stack (docs/scaling.md, "The shard test (local stack)"): replicas of the controller split the
+namespaces into shares, one Lease per share, with Kubernetes Leases as the only coordination.
 
 Three namespaces, one per share (``--shards 3``), an order in each (each with its own user name). Two replicas split
 the three shares and bring every order to Ready; an order in another share asking for a user name another share's

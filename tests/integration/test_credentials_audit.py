@@ -1,4 +1,4 @@
-"""c5c3.orders.credentials_audit on the real stack (issue 15 item 3): a Ready order audits clean; a credential
+"""c5c3.orders.credentials_audit on the real stack (docs/audit.md): a Ready order audits clean; a credential
 broken in each way the audit checks is reported, by the check that owns it, without any secret in the output.
 
 Each break is one an operator could meet after an incident: the delivered Secret edited, the password changed in

@@ -1,6 +1,6 @@
-"""Faults of a single order end to end on the real stack (issue 11): a delivered Secret that lost its label, a stored
-spec that no longer parses, a re-pointed controlPlaneRef, times and texts at the edge of their range, and the child
-names of the spec.
+"""Faults of a single order end to end on the real stack (docs/reconciler.md, "What an order is refused, and why"): a
+delivered Secret that lost its label, a stored spec that no longer parses, a re-pointed controlPlaneRef, times and
+texts at the edge of their range, and the children's names (docs/reconciler.md, "Where the children live").
 
 Each test says what the pass did before the change that fixed it (commit dac833c). Orders whose stored spec breaks a
 CRD rule are written on the stack's target cluster (edge-1) through a CRD loosened for the moment of the write

@@ -1,4 +1,4 @@
-"""The image of ``make image`` (issue 21 item 1; image/build.py, docs/install.md "The image"), read from its archive.
+"""The image of ``make image`` (image/build.py, docs/install.md "The image"), read from its archive.
 
 The archive ``.image/c5c3-orders-<version>.tar`` is reused as it is (``make image`` builds it first when it is
 missing). Its layout is checked as any OCI consumer would (every descriptor's digest and size, the layers' diff_ids,

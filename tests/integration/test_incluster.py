@@ -1,5 +1,6 @@
-"""The install role's workloads run the image on the stack's node (issue 21 items 3 and 5): the controller works
-from inside a real Pod, with its ServiceAccount's token and nothing else.
+"""The install role's workloads run the image on the stack's node (docs/install.md, "Running on a cluster without a
+registry (the local node)"): the controller works from inside a real Pod, with its ServiceAccount's token and nothing
+else.
 
 The image of ``make image`` (built first when ``.image/`` lacks it) is imported into the node's containerd; the
 install role (``playbooks/install.yml``, as tests/integration/test_install.py runs it) installs it into a namespace

@@ -1,5 +1,5 @@
-"""The install, target-access and access-sync playbooks against the real kube-apiserver (issue 6 item 3, issue 10
-item 4: least privilege, proven).
+"""The install, target-access and access-sync playbooks against the real kube-apiserver (docs/install.md,
+"Permissions" and "Testing": least privilege, proven).
 
 Every object the roles make is accepted by the apiserver (admission, Pod Security ``restricted`` on a dry-run Pod
 made from each workload's template), read back, and a second run reports ``changed=0``. RBAC is checked with

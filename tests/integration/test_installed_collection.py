@@ -1,5 +1,6 @@
-"""The collection as users get it (issue 15 item 1): built with ``ansible-galaxy collection build``, installed
-from the tarball into a clean collections path, and its playbooks run by FQCN against the local stack.
+"""The collection as users get it (docs/testing.md, "The collection as users get it, molecule, the audit"): built
+with ``ansible-galaxy collection build``, installed from the tarball into a clean collections path, and its
+playbooks run by FQCN against the local stack.
 
 Nothing here reads the checkout's ``.collections`` link: the playbooks run from a temporary folder with
 ``ANSIBLE_COLLECTIONS_PATH`` = the install path plus ``.collections-deps`` (kubernetes.core, the one dependency

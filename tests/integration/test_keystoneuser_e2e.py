@@ -1,6 +1,6 @@
-"""KeystoneUser end to end on the real stack (issue 4): K-ORC creates the Keystone user, ESO backs the
+"""KeystoneUser end to end on the real stack: K-ORC creates the Keystone user, ESO backs the
 password up to OpenBao, the module delivers the Secret, which authenticates against Keystone; repairs,
-refusals and the freeze behave as the spec says."""
+refusals and the freeze behave as docs/reconciler.md says."""
 
 import pytest
 

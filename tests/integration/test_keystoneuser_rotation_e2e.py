@@ -1,6 +1,6 @@
-"""KeystoneUser password rotation end to end on the real stack (issue 5): through spec.passwordGeneration,
-then on a one-minute schedule, with real K-ORC applying the password in Keystone and real ESO pushing the
-document to OpenBao before the delivered Secret changes.
+"""KeystoneUser password rotation end to end on the real stack (docs/reconciler.md, "Password rotation"): through
+spec.passwordGeneration, then on a one-minute schedule, with real K-ORC applying the password in Keystone and real ESO
+pushing the document to OpenBao before the delivered Secret changes.
 
 The module has no clock option, so the schedule runs on real time: the scheduled part waits about a minute.
 """

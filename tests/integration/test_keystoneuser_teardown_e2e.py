@@ -1,5 +1,5 @@
-"""KeystoneUser teardown end to end on the real stack (issue 5): the credential-order holds, the deletion down
-to the OpenBao path (real K-ORC deletes the Keystone user, real ESO purges the path), a frozen order torn
+"""KeystoneUser teardown end to end on the real stack (docs/reconciler.md, "Teardown"): the credential-order holds, the
+deletion down to the OpenBao path (real K-ORC deletes the Keystone user, real ESO purges the path), a frozen order torn
 down the same way, and a KeystoneApplicationCredential being deleted holding a due scheduled rotation."""
 import time
 from datetime import datetime, timedelta, timezone

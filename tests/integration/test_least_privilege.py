@@ -1,4 +1,4 @@
-"""Least privilege beyond Secrets (issue 22 items 1, 2, 3, 6), proven against the real kube-apiserver with the
+"""Least privilege beyond Secrets (docs/install.md, "Security model"), proven against the real kube-apiserver with the
 controller's real identity: a real token of the installed ServiceAccount (``kubectl create token``), so the
 apiserver authenticates, authorizes and admits exactly as it would for the Deployment.
 

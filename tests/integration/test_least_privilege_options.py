@@ -1,6 +1,6 @@
-"""Secrets in options (issue 22 item 3): a kubeconfig given as a dictionary can carry a bearer token. It is
-``no_log`` - in the modules' connection options, in ``target_clusters``, in the roles' argument specs - and the
-roles never echo the facts that carry it, so the token reaches no module result (success or failure), no
+"""Secrets in options (docs/install.md, "Secrets in options"): a kubeconfig given as a dictionary can carry a bearer
+token. It is ``no_log`` - in the modules' connection options, in ``target_clusters``, in the roles' argument specs - and
+the roles never echo the facts that carry it, so the token reaches no module result (success or failure), no
 ansible-runner artifact (what AWX stores as job events), no Ansible log and no stdout, even at -vvv.
 
 The token is a real one (``kubectl create token``) of a ServiceAccount made for the test, which may do nothing but

@@ -1,7 +1,7 @@
-"""Every flow of the object-storage seed end to end on the real Tentacle gateway (issue 13 item 3), beside the first
-one (test_objectstorage_e2e.py): c5c3.orders.objectstorage_reconcile run as Ansible runs it against the real
-apiserver, ESO, OpenBao and RGW, each test in fresh tenant namespaces, each asserting at the gateway with real S3,
-IAM and admin-ops calls.
+"""Every flow of the object-storage design end to end on the real Tentacle gateway (docs/object-storage.md, "Design
+rules and their tests"), beside the first one (test_objectstorage_e2e.py): c5c3.orders.objectstorage_reconcile run as
+Ansible runs it against the real apiserver, ESO, OpenBao and RGW, each test in fresh tenant namespaces, each
+asserting at the gateway with real S3, IAM and admin-ops calls.
 
 - slots: a raised generation replaces that slot's key; the last slot is refused at admission and, stored past
   admission anyway, by the reconciler; a key made on the IAM user by hand is reported and never deleted, not even

@@ -1,4 +1,5 @@
-"""The API cost of a converged KeystoneUser pass is a constant (issue 7): it does not grow with the orders.
+"""The API cost of a converged KeystoneUser pass is a constant: it does not grow with the orders (docs/reconciler.md,
+"Shape: read everything, decide per order, write the difference").
 
 Timings are measured and printed by ``make bench`` (docs/benchmarks.md), never asserted; the number of
 requests of a converged pass is deterministic, so it is asserted here, on the real stack with the real

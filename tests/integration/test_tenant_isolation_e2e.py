@@ -1,6 +1,6 @@
-"""Tenant isolation end to end on the real stack (issue 10): no order reaches a platform account, another tenant's
-Keystone user, the ControlPlane's own namespaces, a redirected auth_url, a store other than the ControlPlane
-namespace's own SecretStore, or a condition that carries a password.
+"""Tenant isolation end to end on the real stack (docs/reconciler.md, "What an order is refused, and why"): no order
+reaches a platform account, another tenant's Keystone user, the ControlPlane's own namespaces, a redirected auth_url,
+a store other than the ControlPlane namespace's own SecretStore, or a condition that carries a password.
 
 Each test says what the pass did before the change that fixed it (commit dac833c). The real kube-apiserver, Keystone
 on MariaDB, OpenBao, K-ORC and ESO answer; a second ControlPlane (``cp2``, in a namespace of its own, made the way
@@ -334,7 +334,8 @@ def test_dedicated_service_namespace_admits_no_order_even_when_listed(stack, cp2
 def test_control_plane_annotation_does_not_redirect_the_delivered_auth_url(stack, cp2):
     """Before: the ControlPlane annotation c5c3.io/keystone-in-cluster-url replaced the auth_url of every delivered
     clouds.yaml, so whoever could annotate a ControlPlane chose where consumers sent their passwords. Now the URL
-    comes from the spec's table (the in-cluster Service), and only the operator's module option overrides it."""
+    comes from the auth URL table (the in-cluster Service; docs/reconciler.md, "The auth URL, and the operator's
+    override"), and only the operator's module option overrides it."""
     assert stack.co.get_namespaced_custom_object(GROUP, VERSION, cp2.namespace, "controlplanes", cp2.name)[
         "metadata"]["annotations"][ANNOTATION] == NOWHERE
     with cp2.tenant("annotated") as ns:

@@ -1,4 +1,4 @@
-"""Orders in namespaces the platform did not mark (issue 22 item 2): the pure rule of ``orders.consent`` that freezes
+"""Orders in namespaces the platform did not mark: the pure rule of ``orders.consent`` that freezes
 an order in an assigned but unmarked namespace with ``NamespaceNotMarked`` (docs/install.md, "Security model"),
 after every other admission rule, and only when the pass knows the allowlist."""
 from __future__ import annotations

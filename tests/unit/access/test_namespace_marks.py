@@ -1,5 +1,6 @@
-"""Grants by allowlist (issue 22 item 2): the access sync grants only in namespaces the platform marked for the kind
-of grant (plugins/filter/namespace_grants.py, ``marks``), whatever a ControlPlane assigns."""
+"""Grants by allowlist (docs/install.md, "The allowlist of namespaces"): the access sync grants only in namespaces
+the platform marked for the kind of grant (plugins/filter/namespace_grants.py, ``marks``), whatever a ControlPlane
+assigns."""
 import importlib.util
 import sys
 from pathlib import Path

@@ -1,8 +1,8 @@
-"""The admission policy's test of platform account names (issue 22 item 1): the K-ORC User policy refuses a managed
-User or probe whose name Keystone would take for a reserved one, compared as ``keystoneuser.foldnames`` compares
-(case, accents, the whitespace Keystone strips). The policy's regular expression is built from per-character
-classes kept in ``roles/namespace_access/vars/main.yml``; this checks them against the fold itself, and the install's
-default list against the names the pass reserves.
+"""The admission policy's test of platform account names (docs/install.md, "Every admission rule, and why"): the K-ORC
+User policy refuses a managed User or probe whose name Keystone would take for a reserved one, compared as
+``keystoneuser.foldnames`` compares (case, accents, the whitespace Keystone strips). The policy's regular expression is
+built from per-character classes kept in ``roles/namespace_access/vars/main.yml``; this checks them against the fold
+itself, and the install's default list against the names the pass reserves.
 
 Regenerate the classes after a change of ``foldnames`` or ``collation``::
 

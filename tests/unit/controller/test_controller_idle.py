@@ -1,5 +1,6 @@
-"""What an idle controller costs the API server (issue 14 item 1): no Lease with --no-leader-elect, watches that
-last an hour or more with TCP keepalive, and the full pass as a 10-hour safety net."""
+"""What an idle controller costs the API server (docs/controller.md, "Without leader election (`--no-leader-elect`)",
+"Watches", "When a pass runs"): no Lease with --no-leader-elect, watches that last an hour or more with TCP
+keepalive, and the full pass as a 10-hour safety net."""
 import socket
 import threading
 

@@ -1,7 +1,8 @@
-"""Scale-out (issue 14 item 7), the pure parts: the consistent hash of namespaces to shares
-(plugins/module_utils/passes/sharding.py, shared by the controller and the passes), the balanced assignment of
-shares to member slots, the takeover rules over the Leases (controller/c5c3_orders_controller/shards.py), a pass's
-selection by share, and the controller reacting to shares won and lost."""
+"""Scale-out (docs/controller.md, "Scale-out: shares of the namespaces (`--shards`)"), the pure parts: the consistent
+hash of namespaces to shares (plugins/module_utils/passes/sharding.py, shared by the controller and the passes), the
+balanced assignment of shares to member slots, the takeover rules over the Leases
+(controller/c5c3_orders_controller/shards.py), a pass's selection by share, and the controller reacting to shares won
+and lost."""
 import threading
 import time
 from collections import Counter

@@ -1,8 +1,9 @@
-"""A targeted KeystoneUser pass fed from the controller's watch cache (issue 14 item 3): the snapshot the
-controller builds (controller/c5c3_orders_controller/snapshot.py) and the module's reads from it
-(plugins/module_utils/passes/snapshot.py), on the in-memory API server with orders converged by simulated K-ORC
-and ESO. The snapshot pass decides exactly what a listing pass decides, with no list request for what the
-snapshot holds, GETs only the Secrets of its order, and the file holds no Secret data."""
+"""A targeted KeystoneUser pass fed from the controller's watch cache (docs/benchmarks.md, "Repair latency at scale: our
+controller, event to repaired Secret"): the snapshot the controller builds
+(controller/c5c3_orders_controller/snapshot.py) and the module's reads from it
+(plugins/module_utils/passes/snapshot.py), on the in-memory API server with orders converged by simulated K-ORC and ESO.
+The snapshot pass decides exactly what a listing pass decides, with no list request for what the snapshot holds, GETs
+only the Secrets of its order, and the file holds no Secret data."""
 import copy
 import itertools
 import sys

@@ -1,4 +1,5 @@
-"""Issue 14 item 5: a pass writes for many orders side by side, bounded, and backs off on 429.
+"""A pass writes for many orders side by side, bounded, and backs off on 429 (docs/benchmarks.md, "What the numbers
+mean").
 
 Against the in-memory API server (fakeapi.py) with a little latency per request, so requests really overlap: a
 pass with a pool of workers makes, for every order, the very writes a one-at-a-time pass makes, in the same order

@@ -1,4 +1,5 @@
-"""Issue 11 item 5: the I/O edge (plugins/module_utils/k8s/, passes/) against an in-memory API server.
+"""The I/O edge (plugins/module_utils/k8s/, passes/) against an in-memory API server (docs/reconciler.md, "Shape:
+read everything, decide per order, write the difference").
 
 The first failing action stops that order's actions only; 404/409 on delete count as done; status patches remove
 keys; lists follow ``continue`` pages; a list that fails fails only the orders that need it; a cluster that

@@ -1,4 +1,5 @@
-"""Issue 14 item 6: the edge imports the ``kubernetes`` library without its generated classes, and connects the same.
+"""The edge imports the ``kubernetes`` library without its generated classes, and connects the same (docs/benchmarks.md,
+"The `kubernetes` client: what it costs, and how it stays").
 
 Each case runs in two fresh interpreters: one imports the library whole (``import kubernetes``), the other goes
 through ``k8s.lean`` as the modules do; both load the same kubeconfig with the collection's ``build_configuration``

@@ -1,5 +1,6 @@
-"""Issue 14 item 7 against issue 10 item 2: replicas that decide different shares of the namespaces side by side
-never let two orders claim one Keystone user.
+"""Scale-out (docs/controller.md, "Scale-out: shares of the namespaces (`--shards`)") against one owner per Keystone
+user (docs/reconciler.md, "One owner per Keystone user"): replicas that decide different shares of the namespaces
+side by side never let two orders claim one Keystone user.
 
 A sharded pass ranks its orders against every order it listed, in every share, and a new claim waits until every
 order created up to its own second is visible (``collision.settle_wait``): both replicas then agree who is first."""

@@ -1,5 +1,6 @@
-"""Issue 4, admission rows: ClusterNameTooLong, ControlPlaneNotFound, NamespaceNotAssigned (consent
-matched on namespace AND cluster), the freeze, the finalizer, WaitingForAdminCredential, InvalidSpec."""
+"""Admission rows (docs/reconciler.md, "One pass over one order, in order"; docs/keystoneuser-crd.md, "Consent"):
+ClusterNameTooLong, ControlPlaneNotFound, NamespaceNotAssigned (consent matched on namespace AND cluster), the
+freeze, the finalizer, WaitingForAdminCredential, InvalidSpec."""
 from __future__ import annotations
 
 from datetime import timedelta

@@ -1,5 +1,6 @@
-"""Issue 4, ServiceAccountCollision and ProbingForCollision rows: reserved names (folded), an existing
-Keystone user the order did not create, the probe's outcomes; the order never takes a user over."""
+"""ServiceAccountCollision and ProbingForCollision rows (docs/reconciler.md, "Provisioning and the collision probe"):
+reserved names (folded), an existing Keystone user the order did not create, the probe's outcomes; the order never
+takes a user over."""
 from __future__ import annotations
 
 from datetime import timedelta

@@ -1,6 +1,7 @@
-"""Issue 4, delivery rows: backup first, BackupNotSynced until the current document is pushed (Ready
-alone is no proof), the delivered Secret contract, clouds.yaml, the auth_url table and
-KeystoneNotPublished, DeliveryRefused, repair, DeliveryError, secretName/secretKeys, Ready."""
+"""Delivery rows (docs/reconciler.md, "Backup first, then delivery", "Conditions and reasons"): backup first,
+BackupNotSynced until the current document is pushed (Ready alone is no proof), the delivered Secret contract,
+clouds.yaml, the auth_url table and KeystoneNotPublished, DeliveryRefused, repair, DeliveryError,
+secretName/secretKeys, Ready."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -173,7 +174,8 @@ def test_auth_url_is_resolved_for_the_cluster_the_order_lives_on(row, cluster, c
 
 
 def test_no_controlplane_annotation_redirects_the_auth_url():
-    """Issue 10: the former dev hook annotation is ignored; only the operator's module option overrides."""
+    """The former dev hook annotation is ignored; only the operator's module option overrides (docs/reconciler.md,
+    "The auth URL, and the operator's override")."""
     cp = _cp(publicEndpoint="https://keystone.example/v3")
     cp["metadata"]["annotations"] = {"c5c3.io/keystone-in-cluster-url": "https://attacker.example/v3"}
     world = converged_world(cp=cp)

@@ -1,5 +1,6 @@
-"""Issue 5, rotation rows: spec-driven and scheduled rotation, what holds while a rotation is in flight,
-lastPasswordRotation / nextPasswordRotation, the credential-order hold, upgrade behaviour, the freeze."""
+"""Rotation rows (docs/reconciler.md, "Password rotation"): spec-driven and scheduled rotation, what holds while a
+rotation is in flight, lastPasswordRotation / nextPasswordRotation, the credential-order hold, upgrade behaviour,
+the freeze."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -34,7 +35,7 @@ def points_user(decision):
 
 def announce(world):
     """The pass that starts a rotation only says so: UserReady False is written before the User is pointed at the
-    new password (issue 11: an order never reads Ready with a password K-ORC has already replaced)."""
+    new password (an order never reads Ready with a password K-ORC has already replaced)."""
     decision = world.reconcile()
     assert not points_user(decision), verbs(decision)
     assert reasons(decision)[0] == "WaitingForServiceAccounts"

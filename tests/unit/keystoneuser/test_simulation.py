@@ -1,5 +1,5 @@
-"""Issues 4 and 5 end to end on the in-memory world: one order from nothing to Ready, through a
-scheduled and a spec-driven rotation, an edit of the delivered Secret, and its teardown -- checking the
+"""Delivery, rotation and teardown (docs/reconciler.md) end to end on the in-memory world: one order from nothing to
+Ready, through a scheduled and a spec-driven rotation, an edit of the delivered Secret, and its teardown -- checking the
 ordering guarantees on every action and that a converged pass emits no action and no status."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 3 item 3: parse_order applies the effective defaults and refuses, with OrderSpecError and a
-clear message, anything it cannot read (no trust in admission)."""
+"""parse_order applies the effective defaults (docs/keystoneuser-crd.md, "Defaults") and refuses, with
+OrderSpecError and a clear message, anything it cannot read (no trust in admission)."""
 from __future__ import annotations
 
 from datetime import timedelta

@@ -1,5 +1,6 @@
-"""Issue 4, status and cadence rows: observedGeneration, lastTransitionTime, bounded messages, no write
-when nothing changed, every sub-condition present, and the requeue cadences."""
+"""Status and cadence rows (docs/reconciler.md, "Conditions and reasons", "Requeue cadences"): observedGeneration,
+lastTransitionTime, bounded messages, no write when nothing changed, every sub-condition present, and the requeue
+cadences."""
 from __future__ import annotations
 
 import copy

@@ -1,6 +1,6 @@
-"""Issue 5, teardown rows: holds by KeystoneRoleAssignments then KeystoneApplicationCredentials, the
-deletion order, patient while the ControlPlane exists, fail open once it is gone, frozen orders,
-orders without the finalizer, the delivered Secret only if owned."""
+"""Teardown rows (docs/reconciler.md, "Teardown"): holds by KeystoneRoleAssignments then
+KeystoneApplicationCredentials, the deletion order, patient while the ControlPlane exists, fail open once it is
+gone, frozen orders, orders without the finalizer, the delivered Secret only if owned."""
 from __future__ import annotations
 
 from datetime import timedelta

@@ -1,4 +1,5 @@
-"""Issue 4, UserReady rows and the child rows: names and labels, ownership, SecretStoreNotReady,
+"""UserReady rows and the child rows (docs/reconciler.md, "Conditions and reasons", "Where the children live"):
+names and labels, ownership, SecretStoreNotReady,
 WaitingForServiceAccounts, ServiceAccountsFailed with the unlatch, TransportErrorRetryFailed,
 ServiceAccountError, UserProvisioned, and the External-mode classified causes."""
 from __future__ import annotations
@@ -209,8 +210,9 @@ def test_transport_error_retry_failed_when_the_clear_is_refused():
                                             (500, "InternalError"), (503, "ServiceUnavailable"),
                                             (None, "Timeout"), (504, "Timeout")])
 def test_every_failed_clear_is_transport_error_retry_failed_and_a_short_lived_cause_comes_back_soon(status, reason):
-    """Issue 11: before, a 404/409/429/5xx/timeout on the clear left UserReady at ServiceAccountsFailed (as decided)
-    and only other codes read TransportErrorRetryFailed; the spec's row applies whenever the clear fails."""
+    """Before, a 404/409/429/5xx/timeout on the clear left UserReady at ServiceAccountsFailed (as decided) and only
+    other codes read TransportErrorRetryFailed; the TransportErrorRetryFailed row (docs/reconciler.md, "Conditions
+    and reasons") applies whenever the clear fails."""
     decision, user = _failed_clear(ActionError(status, reason, f"the clear met {reason}"))
     assert reasons(decision)[0] == "TransportErrorRetryFailed"
     text = message(decision, "UserReady")

@@ -123,7 +123,7 @@ class World:
         self._serial = itertools.count(1)
         self._passwords = itertools.count(1)
         self.order_key: Optional[Key] = None
-        self.keystone_internal_url = ""  # the operator's override (module option), "" = the spec's table
+        self.keystone_internal_url = ""  # the operator's override (module option), "" = the auth URL table
 
     # -- plumbing ------------------------------------------------------------------------------------
     def new_password(self) -> str:

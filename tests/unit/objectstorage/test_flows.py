@@ -1,4 +1,5 @@
-"""Every flow of the seed, carried into orders by the design, over many passes of the pure core (world.py).
+"""Every flow of the object-storage design (docs/object-storage.md, "Design rules and their tests"), over many
+passes of the pure core (world.py).
 
 One test per flow; the world checks on every action that nothing is delivered before OpenBao holds it and no key is
 revoked while a delivered Secret still carries it."""

@@ -1,7 +1,7 @@
 """Revocation and ownership: a deleted or refused order never leaves a live key, and the holder keeps its bucket.
 
 Each test drives the pure core over many passes of the in-memory world (world.py) and states the rule it proves;
-every one of them failed before the rule was built (docs/object-storage.md, "Rules and tests")."""
+every one of them failed before the rule was built (docs/object-storage.md, "Design rules and their tests")."""
 from __future__ import annotations
 
 import base64
