@@ -44,6 +44,7 @@ from objectstores import ObjectStorage, _leave
 from orders import CP_NS, TENANT_LABELS, Stack, unique
 from passes import drain_namespace
 from rgwenv import require
+from test_install import remove_install_leftovers
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "stack"))
@@ -214,14 +215,7 @@ def incluster(node, image, kube, tenant, kubernetes_core_present):
     try:
         playbook("install.yml", inst.vars(c5c3_install_state="absent"), inst.kubeconfig)
     finally:  # whatever the role left (it should leave nothing), by the run-unique names
-        for kind in ("clusterrolebinding", "clusterrole", "validatingadmissionpolicybinding",
-                     "validatingadmissionpolicy"):
-            subprocess.run(["kubectl", "delete", kind, "--ignore-not-found", "--wait=false",
-                            "-l", f"app.kubernetes.io/instance={inst.name}"], capture_output=True)
-        subprocess.run(["kubectl", "delete", "rolebinding", "-A", "--ignore-not-found", "--wait=false",
-                        "-l", f"app.kubernetes.io/instance={inst.name}"], capture_output=True)
-        subprocess.run(["kubectl", "delete", "namespace", inst.namespace, "--ignore-not-found", "--wait=false"],
-                       capture_output=True)
+        remove_install_leftovers(inst.name, inst.namespace)
 
 
 @pytest.fixture(scope="module")

@@ -157,6 +157,19 @@ class Install:
         return play
 
 
+def remove_install_leftovers(name, namespace):
+    """What an install named ``name`` may have left after its removal (it should leave nothing), found by the
+    run-unique instance label: its cluster-wide objects, its RoleBindings and its namespace."""
+    for kind in ("clusterrolebinding", "clusterrole", "validatingadmissionpolicybinding",
+                 "validatingadmissionpolicy"):
+        subprocess.run(["kubectl", "delete", kind, "--ignore-not-found", "--wait=false",
+                        "-l", f"app.kubernetes.io/instance={name}"], capture_output=True)
+    subprocess.run(["kubectl", "delete", "rolebinding", "-A", "--ignore-not-found", "--wait=false",
+                    "-l", f"app.kubernetes.io/instance={name}"], capture_output=True)
+    subprocess.run(["kubectl", "delete", "namespace", namespace, "--ignore-not-found", "--wait=false"],
+                   capture_output=True)
+
+
 @pytest.fixture(scope="module")
 def kubernetes_core():
     if not KUBERNETES_CORE.exists():
@@ -171,14 +184,7 @@ def install(stack_env, kube, kubernetes_core, tmp_path_factory):
     try:
         inst.run(c5c3_install_state="absent")
     finally:  # whatever the role left (it should leave nothing), by the run-unique names
-        for kind in ("clusterrolebinding", "clusterrole", "validatingadmissionpolicybinding",
-                     "validatingadmissionpolicy"):
-            subprocess.run(["kubectl", "delete", kind, "--ignore-not-found", "--wait=false",
-                            "-l", f"app.kubernetes.io/instance={inst.name}"], capture_output=True)
-        subprocess.run(["kubectl", "delete", "rolebinding", "-A", "--ignore-not-found", "--wait=false",
-                        "-l", f"app.kubernetes.io/instance={inst.name}"], capture_output=True)
-        subprocess.run(["kubectl", "delete", "namespace", inst.namespace, "--ignore-not-found", "--wait=false"],
-                       capture_output=True)
+        remove_install_leftovers(inst.name, inst.namespace)
 
 
 def test_check_mode_on_a_fresh_cluster_changes_nothing(install):

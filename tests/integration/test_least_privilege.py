@@ -24,7 +24,6 @@ policy's message) and the legitimate write that still passes:
 """
 import json
 import re
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -37,7 +36,8 @@ import objectstores
 from accounts import can_i
 from orders import CP_NS, CP_NAME, GROUP, TENANT_LABELS, VERSION, Stack, unique
 from passes import assigned_namespace, drain_namespace, order_summary
-from test_install import Install, _no_forbidden, _summary, kubernetes_core  # noqa: F401 (a fixture)
+from test_install import (  # noqa: F401 (kubernetes_core: a fixture)
+    Install, _no_forbidden, _summary, kubernetes_core, remove_install_leftovers)
 
 REPO = Path(__file__).resolve().parents[2]
 KORC = ("openstack.k-orc.cloud", "v1alpha1")
@@ -52,14 +52,7 @@ def install(stack_env, kube, kubernetes_core, tmp_path_factory):  # noqa: F811
     try:
         inst.run(c5c3_install_state="absent")
     finally:
-        for kind in ("clusterrolebinding", "clusterrole", "validatingadmissionpolicybinding",
-                     "validatingadmissionpolicy"):
-            subprocess.run(["kubectl", "delete", kind, "--ignore-not-found", "--wait=false",
-                            "-l", f"app.kubernetes.io/instance={inst.name}"], capture_output=True)
-        subprocess.run(["kubectl", "delete", "rolebinding", "-A", "--ignore-not-found", "--wait=false",
-                        "-l", f"app.kubernetes.io/instance={inst.name}"], capture_output=True)
-        subprocess.run(["kubectl", "delete", "namespace", inst.namespace, "--ignore-not-found", "--wait=false"],
-                       capture_output=True)
+        remove_install_leftovers(inst.name, inst.namespace)
 
 
 @pytest.fixture(scope="module")
