@@ -5,15 +5,14 @@
 # scenario_revision runs this tree side by side with an earlier commit (BENCH_ARGS=--against <rev>, default HEAD~1).
 # The main Makefile sets CACHE, VENV (test venv) and the deps target; BENCH_ARGS passes options to
 # benchmarks/run.py, e.g. make bench BENCH_ARGS=--quick, or BENCH_ARGS="--baseline-budget 7200".
-BENCH_HASH      := $(shell cat requirements/bench.txt requirements/test.txt requirements/runtime.txt | sha256sum | cut -c1-12)
+BENCH_HASH      := $(shell cat requirements/bench.lock | sha256sum | cut -c1-12)
 BENCH_VENV      ?= $(CACHE)/venv-bench-$(BENCH_HASH)
 BENCH_PYTHON    := $(BENCH_VENV)/bin/python
 BENCH_ARGS      ?=
 
-$(BENCH_VENV)/.complete: requirements/bench.txt requirements/test.txt requirements/runtime.txt
+$(BENCH_VENV)/.complete: requirements/bench.lock
 	python3 -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install -q --upgrade pip
-	$(BENCH_VENV)/bin/pip install -q -r requirements/bench.txt
+	$(BENCH_VENV)/bin/pip install -q --require-hashes -r requirements/bench.lock
 	touch $@
 
 .PHONY: bench-venv

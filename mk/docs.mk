@@ -6,15 +6,14 @@
 # `make docs` prints Sphinx's warnings (a reference that does not resolve); `make docs-lint` fails on any problem
 # of the documentation's markup and references.
 # antsibull-changelog lints every fragment; `make changelog-release` writes CHANGELOG.rst for a release.
-DOCS_HASH    := $(shell cat requirements/docs.txt | sha256sum | cut -c1-12)
+DOCS_HASH    := $(shell cat requirements/docs.lock | sha256sum | cut -c1-12)
 DOCS_VENV    ?= $(CACHE)/venv-docs-$(DOCS_HASH)
 DOCS_BUILD   := $(CURDIR)/.docs-build
 DOCS_ENV     := PATH=$(DOCS_VENV)/bin:$$PATH ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.collections
 
-$(DOCS_VENV)/.complete: requirements/docs.txt
+$(DOCS_VENV)/.complete: requirements/docs.lock
 	python3 -m venv $(DOCS_VENV)
-	$(DOCS_VENV)/bin/pip install -q --upgrade pip
-	$(DOCS_VENV)/bin/pip install -q -r requirements/docs.txt
+	$(DOCS_VENV)/bin/pip install -q --require-hashes -r requirements/docs.lock
 	touch $@
 
 .PHONY: docs-venv

@@ -5,13 +5,12 @@
 # ansible_collections.c5c3.orders, through the checkout's link (collection-link).
 # make no-redefinition: tests/tools/check_no_redefinition.py, no module of the controller package holds a copy of a
 # label key, name or resource plural the collection defines.
-TYPECHECK_HASH := $(shell cat requirements/typecheck.txt | sha256sum | cut -c1-12)
+TYPECHECK_HASH := $(shell cat requirements/typecheck.lock | sha256sum | cut -c1-12)
 TYPECHECK_VENV ?= $(CACHE)/venv-typecheck-$(TYPECHECK_HASH)
 
-$(TYPECHECK_VENV)/.complete: requirements/typecheck.txt
+$(TYPECHECK_VENV)/.complete: requirements/typecheck.lock
 	python3 -m venv $(TYPECHECK_VENV)
-	$(TYPECHECK_VENV)/bin/pip install -q --upgrade pip
-	$(TYPECHECK_VENV)/bin/pip install -q -r requirements/typecheck.txt
+	$(TYPECHECK_VENV)/bin/pip install -q --require-hashes -r requirements/typecheck.lock
 	touch $@
 
 .PHONY: typecheck-venv

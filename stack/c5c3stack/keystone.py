@@ -34,7 +34,7 @@ def _dir(cfg: StackConfig) -> Path:
 
 
 def _venv(cfg: StackConfig) -> Path:
-    return ensure_venv(cfg, "server", cfg.root / "requirements" / "server.txt")
+    return ensure_venv(cfg, "server", cfg.root / "requirements" / "server.lock")
 
 
 def auth_url(cfg: StackConfig) -> str:

