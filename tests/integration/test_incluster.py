@@ -482,3 +482,29 @@ def test_a_failing_pass_exits_non_zero_and_says_why_in_one_line(incluster, world
         assert "order(s) met an error in this pass" in log, log[-4000:]
     finally:
         incluster.install(c5c3_install_mode="cronjob")  # the rule back (server-side apply, forced)
+
+
+# -- an install that does not come up ----------------------------------------------------------------------------
+
+def test_an_install_whose_controller_cannot_start_fails_naming_the_pods_state(node, kube, tenant,
+                                                                               kubernetes_core_present):
+    """The install waits for the rollout (``c5c3_install_wait``, the default) and, when the controller's image is not
+    on the node (pull policy ``Never``), fails within its timeout with the Pod's reason and the image
+    (plugins/filter/install_checks.py) instead of reporting success. An install of its own, removed afterwards."""
+    broken = InCluster(node, kube, tenant)
+    missing = f"localhost/c5c3-orders:missing-{uuid.uuid4().hex[:6]}"
+    started = time.monotonic()
+    try:
+        with pytest.raises(AssertionError) as failed:
+            broken.install(c5c3_install_mode="deployment", c5c3_install_image=missing, c5c3_install_wait_timeout=40)
+        took = time.monotonic() - started
+        output = str(failed.value)
+        print(f"failed after {took:.0f}s: {output[output.find('the controller is not available'):][:600]}")
+        assert "c5c3.orders: the controller is not available: Deployment" in output, output[-3000:]
+        assert re.search(r"container controller cannot get its image %s: ErrImageNeverPull" % re.escape(missing),
+                         output), output[-3000:]
+    finally:
+        try:
+            playbook("install.yml", broken.vars(c5c3_install_state="absent"), broken.kubeconfig)
+        finally:
+            remove_install_leftovers(broken.name, broken.namespace)

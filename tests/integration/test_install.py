@@ -108,7 +108,10 @@ class Install:
         self.current = None
 
     def vars(self, **extra):
-        return dict({"c5c3_install_namespace": self.namespace, "c5c3_install_name": self.name}, **extra)
+        # the default image does not run here (the node has no Pod network: tests/integration/test_incluster.py runs
+        # the image with the node's settings), so the rollout is not waited for
+        return dict({"c5c3_install_namespace": self.namespace, "c5c3_install_name": self.name,
+                     "c5c3_install_wait": False}, **extra)
 
     def run(self, check=False, **extra):
         return playbook("install.yml", self.vars(**extra), self.kubeconfig, check=check)
@@ -214,6 +217,8 @@ def _check_pod_spec(spec, install, home="/runner"):
     assert sc.capabilities.drop == ["ALL"] and sc.run_as_non_root is True
     env, mounts = _env(container), _mounts(container)
     assert env["HOME"] == home and env["ANSIBLE_LOCAL_TEMP"].startswith("/tmp/")
+    # the allowlist the passes check (NamespaceNotMarked), read by the reconcile role
+    assert json.loads(env["C5C3_TENANT_NAMESPACE_SELECTOR"]) == TENANT_LABELS
     assert env["ANSIBLE_REMOTE_TEMP"].startswith("/tmp/")
     assert "/tmp" in mounts and home in mounts
     volumes = {v.name: v for v in spec.volumes}
@@ -348,6 +353,10 @@ def _management_matrix(install, mode, tenant, other):
         ("list", "keystoneroleassignments.c5c3.io", None, "*", True),
         ("list", "keystoneapplicationcredentials.c5c3.io", None, "*", True),
         ("patch", "keystoneroleassignments.c5c3.io", None, t, False),
+        # the namespaces the platform marked (NamespaceNotMarked): list only, names and labels
+        ("list", "namespaces", None, None, True),
+        ("watch", "namespaces", None, None, False),
+        ("patch", "namespaces", None, None, False),
         # Events on every object
         ("create", "events", None, other, True),
         ("patch", "events.events.k8s.io", None, other, True),
@@ -919,9 +928,11 @@ def edge(stack_env, target_kube, kubernetes_core, install):
 
 
 def _target_matrix(access, granted):
-    """The operator's account on edge-1: nothing across the cluster; in each namespace of ``granted`` the order,
-    Secret and Event verbs; in the others nothing."""
+    """The operator's account on edge-1: across the cluster only the list of namespaces (the marked ones); in each
+    namespace of ``granted`` the order, Secret and Event verbs; in the others nothing."""
     rows = [
+        ("list", "namespaces", None, None, True),
+        ("watch", "namespaces", None, None, False),
         ("list", "keystoneusers.c5c3.io", None, "*", False),
         ("watch", "keystoneusers.c5c3.io", None, "*", False),
         ("list", "keystoneroleassignments.c5c3.io", None, "*", False),
@@ -977,7 +988,7 @@ def test_target_cluster_access_on_edge_1(edge):
     assert second.changed == 0, f"second run changed: {second.changed_tasks()}"
     selector = f"app.kubernetes.io/instance={edge.name}"
     assert [b.metadata.name for b in edge.rbac.list_cluster_role_binding(label_selector=selector).items] == [
-        f"{edge.name}-access-sync"]  # nothing cluster-wide for the operator
+        f"{edge.name}-access-sync", f"{edge.name}-namespaces"]  # cluster-wide for the operator: list namespaces
     admission = client.AdmissionregistrationV1Api(edge.core.api_client)
     policy = admission.read_validating_admission_policy(f"{edge.name}-secrets")
     assert edge.user in policy.spec.match_conditions[0].expression

@@ -36,6 +36,7 @@ SHIPPED = (
     "MANIFEST.json", "FILES.json", "README.md", "meta/runtime.yml", "meta/execution-environment.yml",
     "requirements/runtime.txt", "plugins/modules/keystoneuser_reconcile.py", "plugins/modules/rgw_store_info.py",
     "plugins/doc_fragments/k8s_auth.py", "playbooks/reconcile.yml", "playbooks/install.yml",
+    "playbooks/render.yml", "plugins/filter/install_checks.py",
     "roles/install/files/crds/c5c3.io_keystoneusers.yaml", "roles/reconcile/tasks/main.yml",
     "roles/reconcile/meta/argument_specs.yml", "controller/c5c3_orders_controller/__main__.py",
 )
