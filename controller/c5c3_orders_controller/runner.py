@@ -57,7 +57,9 @@ ENV_ALLOW = ("PATH", "HOME", "USER", "LANG", "LANGUAGE", "TZ", "VIRTUAL_ENV", "P
              "K8S_AUTH_VERIFY_SSL", "K8S_AUTH_SSL_CA_CERT", "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_COLLECTIONS_PATHS",
              "ANSIBLE_CONFIG", "ANSIBLE_ROLES_PATH", "C5C3_TARGET_KUBECONFIG_DIR", "POD_NAMESPACE", "POD_NAME",
              # the operator's Keystone URL overrides the reconcile role reads (URLs, no credential)
-             "C5C3_KEYSTONE_INTERNAL_URLS")
+             "C5C3_KEYSTONE_INTERNAL_URLS",
+             # the platform's allowlist of tenant namespaces the reconcile role reads (labels)
+             "C5C3_TENANT_NAMESPACE_SELECTOR")
 ENV_ALLOW_PREFIX = ("LC_", "ANSIBLE_", "PYTHON")
 ENV_DENY_WORDS = ("TOKEN", "PASSW", "SECRET", "KEY", "CREDENTIAL", "AUTH")
 

@@ -26,6 +26,7 @@ extends_documentation_fragment:
   - c5c3.orders.k8s_auth
   - c5c3.orders.target_clusters
   - c5c3.orders.shards
+  - c5c3.orders.tenant_namespace_selector
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -90,6 +91,11 @@ EXAMPLES = r"""
   c5c3.orders.keystoneuser_reconcile:
     keystone_internal_urls:
       openstack/cp: http://127.0.0.1:15000/v3
+
+- name: Freeze orders in namespaces the platform has not marked for tenants (NamespaceNotMarked)
+  c5c3.orders.keystoneuser_reconcile:
+    tenant_namespace_selector:
+      c5c3.io/tenant: "true"
 
 - name: See what a pass would do, without writing
   c5c3.orders.keystoneuser_reconcile:
@@ -208,6 +214,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Reda
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.runner import run_pass
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.service import KubeService
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.keystoneuser import KeystoneUserSource
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import TENANT_MARK_OPTION, tenant_mark_problem
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.sharding import SHARDS_OPTION, shards_problem
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.snapshot import (
@@ -226,6 +233,7 @@ class KeystoneUserReconcile(C5c3K8sModule):
         field_manager=dict(type="str", default="c5c3-orders"),
         snapshot_file=dict(type="path"),
         shards=SHARDS_OPTION,
+        tenant_namespace_selector=TENANT_MARK_OPTION,
     )
     module_kwargs = dict(supports_check_mode=True, required_by={"snapshot_file": "orders"})
 
@@ -254,6 +262,8 @@ class KeystoneUserReconcile(C5c3K8sModule):
                 raise ModuleFailure(f"orders entries are <namespace>/<name>, got {entry!r}")
         if shards_problem(p.get("shards")):
             raise ModuleFailure(shards_problem(p.get("shards")))
+        if tenant_mark_problem(p["tenant_namespace_selector"]):
+            raise ModuleFailure(tenant_mark_problem(p["tenant_namespace_selector"]))
         for key, url in (p["keystone_internal_urls"] or {}).items():
             if key.count("/") != 1 or not isinstance(url, str) or not url.startswith(("http://", "https://")):
                 raise ModuleFailure(f"keystone_internal_urls maps <namespace>/<name> of a ControlPlane to an "
@@ -264,7 +274,7 @@ class KeystoneUserReconcile(C5c3K8sModule):
         reads = self._reads(services)
         selection = Selection.of(p["namespaces"], p["orders"], p["shards"])
         source = KeystoneUserSource(reads[""], {n: s for n, s in reads.items() if n}, selection, self._new_password,
-                                    redactor, p["keystone_internal_urls"])
+                                    redactor, p["keystone_internal_urls"], p["tenant_namespace_selector"])
         result = run_pass(source, services, redactor, want_diff=self.ansible._diff)
         self.hide(redactor.written)
         out = dict(

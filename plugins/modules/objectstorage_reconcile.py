@@ -39,6 +39,7 @@ extends_documentation_fragment:
   - c5c3.orders.k8s_auth
   - c5c3.orders.target_clusters
   - c5c3.orders.shards
+  - c5c3.orders.tenant_namespace_selector
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -250,6 +251,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.passes.objectstorage i
     ObjectStorageReads,
     reconcile_object_storage,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import TENANT_MARK_OPTION, tenant_mark_problem
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.sharding import SHARDS_OPTION, shards_problem
 from ansible_collections.c5c3.orders.plugins.module_utils.rgw import boto
@@ -265,6 +267,7 @@ class ObjectStorageReconcile(C5c3K8sModule):
         gateway_timeout=dict(type="float", default=20),
         field_manager=dict(type="str", default="c5c3-orders"),
         shards=SHARDS_OPTION,
+        tenant_namespace_selector=TENANT_MARK_OPTION,
     )
     module_kwargs = dict(supports_check_mode=True)
 
@@ -278,6 +281,8 @@ class ObjectStorageReconcile(C5c3K8sModule):
                 raise ModuleFailure(f"orders entries are <namespace>/<name>, got {entry!r}")
         if shards_problem(p.get("shards")):
             raise ModuleFailure(shards_problem(p.get("shards")))
+        if tenant_mark_problem(p["tenant_namespace_selector"]):
+            raise ModuleFailure(tenant_mark_problem(p["tenant_namespace_selector"]))
         if p["gateway_timeout"] <= 0:
             raise ModuleFailure("gateway_timeout must be a positive number of seconds")
         if p["gateway_ca_cert"] and not os.path.isfile(p["gateway_ca_cert"]):
@@ -295,7 +300,7 @@ class ObjectStorageReconcile(C5c3K8sModule):
         factory = ClientFactory(options)
         gateways = Gateways(management, redactor, dry_run, factory)
         selection = Selection.of(p["namespaces"], p["orders"], p["shards"])
-        reads = ObjectStorageReads(management, targets, selection, redactor, gateways)
+        reads = ObjectStorageReads(management, targets, selection, redactor, gateways, p["tenant_namespace_selector"])
         want_diff = self.ansible._diff
         try:
             result = reconcile_object_storage(reads, services, datetime.now(timezone.utc), want_diff)

@@ -43,7 +43,8 @@ FIXTURE_RE = re.compile(r"^[0-9]{2,3}-.+\.yaml$")
 HEADER_RE = re.compile(r"^# ([a-z-]+): ?(.*)$")
 PHASES = ("create", "update", "status", "legacy-read")
 TWO_DOCUMENT_PHASES = ("update", "status")
-SCHEMA_KEYWORDS = ("minLength", "maxLength", "pattern", "format", "enum", "minimum", "maximum", "minItems", "maxItems")
+SCHEMA_KEYWORDS = ("minLength", "maxLength", "pattern", "format", "enum", "minimum", "maximum", "minItems", "maxItems",
+                   "maxProperties")
 COVERS = ("required", "rule") + SCHEMA_KEYWORDS
 SPDX = "# SPDX-License-Identifier: Apache-2.0"
 ROOT_PATH = "<nil>"  # the field of a Status cause raised by a rule on the object itself
@@ -191,6 +192,58 @@ def frozen_ref(cases: Cases, field: str, ref: dict, what: str = "an object") -> 
         cases.changed(f"{lower}-namespace-removed", f"{field}.namespace removed", namespace_error, f"spec.{field}",
                       {}, {field: without_namespace}),
     ]
+
+
+TEMPLATE = "spec.secretTemplate"
+TEMPLATE_ENTRIES = 32
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+
+
+def secret_template_refusals(cases: Cases) -> list[Case]:
+    """One refusal per constraint of ``spec.secretTemplate`` (both delivering kinds share it): no key under c5c3.io/,
+    qualified keys, label values, and the number of entries."""
+    def case(slug, title, covers, error, path, labels=None, annotations=None):
+        template = {k: v for k, v in (("labels", labels), ("annotations", annotations)) if v is not None}
+        return cases.created(f"secrettemplate-{slug}", title, covers, error, path, secretTemplate=template)
+
+    many = {f"k{i}": "v" for i in range(TEMPLATE_ENTRIES + 1)}
+    out = []
+    for field in ("labels", "annotations"):
+        path = f"{TEMPLATE}.{field}"
+        entries = lambda value: {field: value}  # noqa: E731 - one map or the other
+        out += [
+            case(f"{field}-reserved-prefix", f"a template {field[:-1]} under c5c3.io/, the collection's own prefix",
+                 "rule", f"secretTemplate.{field} must not use keys under c5c3.io/", path,
+                 **entries({"c5c3.io/keystoneuser-name": "other"})),
+            case(f"{field}-key-not-qualified", f"a template {field[:-1]} key that is no qualified name", "rule",
+                 f"secretTemplate.{field} keys must be qualified names", path, **entries({"not a key": "x"})),
+            case(f"{field}-{TEMPLATE_ENTRIES + 1}", f"{TEMPLATE_ENTRIES + 1} template {field}", "maxProperties",
+                 f"must have at most {TEMPLATE_ENTRIES} items", path, **entries(many)),
+        ]
+    out += [
+        case("labels-key-prefix-254", "a template label key whose prefix has 254 characters", "rule",
+             "secretTemplate.labels keys must be qualified names", f"{TEMPLATE}.labels", labels={"p" * 254 + "/n": "x"}),
+        case("label-value-64", "a template label value of 64 characters", "maxLength",
+             "Too long: may not be more than 63 bytes", f"{TEMPLATE}.labels.team", labels={"team": "v" * 64}),
+        case("label-value-pattern", "a template label value that is no label value", "pattern",
+             f"{TEMPLATE}.labels.team in body should match '{LABEL_VALUE}'", f"{TEMPLATE}.labels.team",
+             labels={"team": "two words"}),
+        case("annotation-value-4097", "a template annotation value of 4097 characters", "maxLength",
+             "Too long: may not be more than 4096 bytes", f"{TEMPLATE}.annotations.note",
+             annotations={"note": "n" * 4097}),
+    ]
+    return out
+
+
+def secret_template_admitted(make: Callable[..., dict]) -> list[Case]:
+    """The template a reloader reads, and keys and values at the edge of each bound."""
+    labels = {"app.kubernetes.io/part-of": "billing", "team": "", "p" * 253 + "/" + "n" * 63: "v" * 63}
+    annotations = {"reloader.stakater.com/match": "true", "note": "free text, with spaces",
+                   "c5c3.io.example.com/not-ours": "x"}
+    template = {"labels": labels, "annotations": annotations}
+    return [admitted("secret-template", "a secret template with a reloader annotation and keys at their bounds",
+                     make("ok-secret-template", secretTemplate=template),
+                     fields=[(f"{TEMPLATE}.labels", labels), (f"{TEMPLATE}.annotations", annotations)])]
 
 
 def condition(**overrides) -> dict:

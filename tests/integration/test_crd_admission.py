@@ -11,6 +11,7 @@ stored and read back as their header says. The test installs every CRD of roles/
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -302,13 +303,16 @@ def _conditions(*type_status_reason) -> list:
             for t, s, r in type_status_reason]
 
 
-# kind, spec, status, the header `kubectl get` prints, the row it prints for that status (without AGE)
+# kind, spec, status, the header `kubectl get` prints, the row it prints for that status (without AGE; ANY: an age,
+# whatever it reads); REASON is the first False condition's reason, empty while every condition is True
+ANY = None
 COLUMNS = [
     ("KeystoneUser", {"controlPlaneRef": {"name": "cp", "namespace": "openstack"}},
-     {"conditions": _conditions(("UserReady", "True", "UserProvisioned"), ("DeliveryReady", "True", "Delivered"),
-                                ("Ready", "True", "AllReady")),
+     {"conditions": _conditions(("UserReady", "True", "UserProvisioned"), ("DeliveryReady", "False", "BackupNotSynced"),
+                                ("Ready", "False", "NotAllReady")),
       "passwordGeneration": 1, "lastPasswordRotation": NOW, "nextPasswordRotation": LATER},
-     ["READY", "CONTROLPLANE", "GENERATION", "NEXTROTATION"], ["True", "cp", "1", LATER]),
+     ["READY", "REASON", "CONTROLPLANE", "GENERATION", "ROTATED", "NEXTROTATION"],
+     ["False", "BackupNotSynced", "cp", "1", ANY, LATER]),
     ("ObjectStore", {"endpoint": "http://127.0.0.1:7480", "adminCredentialsRef": {"name": "rgw-admin"},
                      "controlPlaneRef": {"name": "cp", "namespace": "openstack"}},
      {"conditions": _conditions(("PerBucketCredentialsReady", "False", "GatewayPredatesAccounts")),
@@ -318,14 +322,15 @@ COLUMNS = [
      {"conditions": _conditions(("Migrated", "True", "Migrated"), ("AccountKeyRotated", "True", "Rotated"),
                                 ("Ready", "True", "AllReady")),
       "accountID": "RGW00000000000000042", "scope": "Bucket", "stage": "Complete"},
-     ["READY", "ACCOUNT", "SCOPE", "STAGE", "TENANT"], ["True", "RGW00000000000000042", "Bucket", "Complete",
-                                                       "tenant-a"]),
+     ["READY", "REASON", "ACCOUNT", "SCOPE", "STAGE", "TENANT"],
+     ["True", "", "RGW00000000000000042", "Bucket", "Complete", "tenant-a"]),
     ("BucketCredential", {"objectStoreRef": {"name": "rgw", "namespace": "openstack"}, "bucket": "photos"},
      {"conditions": _conditions(("CredentialReady", "True", "CredentialIssued"), ("DeliveryReady", "True", "Delivered"),
                                 ("Ready", "True", "AllReady")),
-      "credentialScope": "Bucket", "slotCount": 2,
+      "credentialScope": "Bucket", "slotCount": 2, "newestKeyCreated": NOW,
       "slots": [{"slot": s, "accessKeyID": f"KEY{s}", "created": NOW, "generation": 1} for s in (1, 2)]},
-     ["READY", "BUCKET", "SCOPE", "SLOTS"], ["True", "photos", "Bucket", "2"]),
+     ["READY", "REASON", "BUCKET", "SCOPE", "SLOTS", "KEY", "NEXTROTATION"],
+     ["True", "", "photos", "Bucket", "2", ANY, ""]),
 ]
 
 
@@ -339,9 +344,24 @@ def test_kubectl_prints_the_columns(kube, orders_ns, kind, spec, status, header,
                                                       {"status": status})
     out = subprocess.run([os.environ.get("KUBECTL", "kubectl"), "get", kind.lower(), name, "-n", orders_ns],
                          env=os.environ, capture_output=True, text=True, timeout=60, check=True).stdout
-    got_header, got_row = (line.split() for line in out.strip().splitlines())
+    head_line, row_line = out.rstrip("\n").splitlines()
+    got_header = head_line.split()
     assert got_header == ["NAME", *header, "AGE"], out
-    assert got_row[:-1] == [name, *row], out
+    # cells by the header's column offsets: an empty cell (a JSONPath filter that matched nothing) stays a column
+    starts = [m.start() for m in re.finditer(r"\S+", head_line)]
+    got_row = [row_line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+    want = [name, *row]
+    assert len(got_row[:-1]) == len(want), out
+    assert [got if expected is not ANY else ANY for got, expected in zip(got_row[:-1], want)] == want, out
+
+
+@pytest.mark.parametrize("kind,short", [("KeystoneUser", "kuser"), ("ObjectStore", "ostore"),
+                                        ("ObjectStoreAccount", "osa"), ("BucketCredential", "bcred")])
+def test_kubectl_knows_the_short_names(kube, orders_ns, kind, short):
+    """`kubectl get <short name>` reaches the kind (docs/<kind>-crd.md, "API group and version")."""
+    proc = subprocess.run([os.environ.get("KUBECTL", "kubectl"), "get", short, "-n", orders_ns, "-o", "name"],
+                          env=os.environ, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
 
 
 TARGET_KINDS = sorted(k for k, c in CORPORA.items() if (TARGET_CRDS / c.crd_file.name).exists())

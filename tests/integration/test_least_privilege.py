@@ -501,10 +501,10 @@ def test_the_controller_writes_nothing_in_an_unmarked_namespace_even_with_a_gran
 
 
 def test_an_order_in_an_unmarked_namespace_is_never_delivered(install, me, stack):
-    """An order in an assigned but unmarked namespace, reconciled as the account: nothing is delivered there (no
-    grant, no admitted write) and its DeliveryReady condition says why. (Its Keystone user is still provisioned in
-    the marked ControlPlane namespace: the passes do not yet know the mark - ``orders.consent``'s
-    ``NamespaceNotMarked`` is not wired into them; docs/install.md, "Security model".)"""
+    """An order in an assigned but unmarked namespace, reconciled as the account without the allowlist option:
+    nothing is delivered there (no grant, no admitted write) and its DeliveryReady condition says why. (Its Keystone
+    user is still provisioned in the marked ControlPlane namespace; with the option the order is frozen instead,
+    ``test_with_the_allowlist_an_order_in_an_unmarked_namespace_is_frozen_as_the_account``.)"""
     platform = unique("lp-unmarked")
     stack.core.create_namespace({"metadata": {"name": platform}})
     stack.assign(platform)
@@ -524,6 +524,29 @@ def test_an_order_in_an_unmarked_namespace_is_never_delivered(install, me, stack
         assert stack.delivered(platform, name) is None
     finally:
         drain_namespace(stack, platform)  # as admin: the teardown of what was made in the ControlPlane namespace
+        stack.withdraw(platform)
+        stack.core.delete_namespace(platform)
+
+
+def test_with_the_allowlist_an_order_in_an_unmarked_namespace_is_frozen_as_the_account(install, stack):
+    """The same order, reconciled as the account with the allowlist the installed controller passes
+    (``tenant_namespace_selector``): frozen with NamespaceNotMarked, nothing provisioned in the ControlPlane
+    namespace, and the pass's one Namespace list is allowed (nothing unreadable)."""
+    platform = unique("lp-unmarked")
+    stack.core.create_namespace({"metadata": {"name": platform}})
+    stack.assign(platform)
+    name = unique("o")
+    try:
+        stack.create_order(platform, name)
+        who = dict(impersonate_user=install.sa_user, impersonate_groups=install.sa_groups,
+                   orders=[f"{platform}/{name}"], tenant_namespace_selector=dict(TENANT_LABELS))
+        result = run_pass_until(lambda r: (order_summary(r, platform, name) or {}).get("reasons", {}).get(
+            "UserReady") == "NamespaceNotMarked", **who)
+        assert result["unreadable"] == [], result["unreadable"]
+        assert Stack.condition(stack.order(platform, name), "DeliveryReady")["reason"] == "NamespaceNotMarked"
+        assert stack.children(platform, name) == [] and stack.delivered(platform, name) is None
+    finally:
+        drain_namespace(stack, platform)
         stack.withdraw(platform)
         stack.core.delete_namespace(platform)
 

@@ -112,7 +112,8 @@ def test_api_group_table(page):
     names = page.crd["spec"]["names"]
     assert rows == {"Group": page.crd["spec"]["group"], "Version": page.version["name"], "Kind": names["kind"],
                     "List kind": names["listKind"], "Plural": names["plural"], "Singular": names["singular"],
-                    "Scope": page.crd["spec"]["scope"], "Subresources": ",".join(page.version["subresources"])}
+                    "Scope": page.crd["spec"]["scope"], "Subresources": ",".join(page.version["subresources"]),
+                    "Short names": ",".join(names["shortNames"])}
 
 
 @pytest.mark.parametrize("page", ALL, ids=IDS)

@@ -35,13 +35,13 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.foldnames import fold
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.record import refs_of
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (
     OrderIdentity,
     OrderSpecError,
     parse_identity,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import NO_MARKS, TenantMarks, admit_marked
 
 LATEST = datetime.max.replace(tzinfo=timezone.utc)
 NAME_KEY_LABEL = "c5c3.io/keystoneuser-name-key"
@@ -64,22 +64,24 @@ def _rank(identity: OrderIdentity) -> Tuple[datetime, str]:
     return timestamps.parse(identity.created) or LATEST, identity.uid
 
 
-def _contender(cluster: str, order: Mapping[str, Any], cp: ControlPlaneView) -> Optional[OrderIdentity]:
-    """The rival's identity when it competes for the name: admitted on this ControlPlane and not being deleted."""
+def _contender(cluster: str, order: Mapping[str, Any], cp: ControlPlaneView,
+               marks: TenantMarks) -> Optional[OrderIdentity]:
+    """The rival's identity when it competes for the name: admitted on this ControlPlane (its namespace marked, when
+    the pass read the marks: a frozen order in an unmarked namespace holds no name) and not being deleted."""
     try:
         identity = parse_identity(order)
     except OrderSpecError:
         return None
     if identity.deleting:
         return None
-    if admit(identity.namespace, cluster, cp.namespace, cp.name, cp) is not None:
+    if admit_marked(identity.namespace, cluster, cp.namespace, cp.name, cp, marks) is not None:
         return None
     return identity
 
 
 def taken_by_another(me: OrderIdentity, cluster: str, owns: bool, cp: ControlPlaneView,
                      rivals: Sequence[Tuple[str, Mapping[str, Any]]],
-                     owners: Sequence[Tuple[str, str, str]]) -> bool:
+                     owners: Sequence[Tuple[str, str, str]], marks: TenantMarks = NO_MARKS) -> bool:
     """True when another order owns the name or ranks before ``me``; ``owns``: my managed User exists."""
     if owns:
         return False
@@ -88,7 +90,7 @@ def taken_by_another(me: OrderIdentity, cluster: str, owns: bool, cp: ControlPla
         return True
     my_rank = _rank(me)
     for rival_cluster, rival in rivals:
-        identity = _contender(rival_cluster, rival, cp)
+        identity = _contender(rival_cluster, rival, cp, marks)
         if identity is None or (rival_cluster, identity.namespace, identity.name) == mine:
             continue
         if _rank(identity) < my_rank:

@@ -16,7 +16,8 @@ docs/reconciler.md "Backup first, then delivery"; docs/keystoneuser-crd.md, the 
    with the document's digest; BackupNotSynced until ESO proves a push of *this* document;
 6. the delivered Secret: created when missing; DeliveryRefused when a Secret of that name is not
    controlled by the order (left unchanged); repaired by server-side apply when a managed key
-   (``clouds.yaml``, ``password``), a label or the owner reference differs -- keys others added stay.
+   (``clouds.yaml``, ``password``), a label, a ``spec.secretTemplate`` entry or the owner reference differs --
+   keys others added stay.
 
 ``secretName``/``secretKeys`` are reported only while the live Secret carries the current password.
 """
@@ -55,6 +56,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.delivery import
     write_delivered,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import Outcome
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrettemplate import templated
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,8 @@ def deliver(ctx: PassContext, out: Outcome, user: UserLeg) -> DeliveryLeg:
         out.come_back(requeue.REFUSAL)
         return DeliveryLeg(Verdict(False, DELIVERY_REFUSED, (
             f"{where} exists and is not owned by this order; it is left unchanged")), False)
-    desired = DeliveredSecret(desired_delivered_secret(names, ctx.delivered_labels, uid, clouds_yaml, user.password),
-                              uid, SECRET_KEYS, ctx.cluster)
+    manifest = desired_delivered_secret(names, ctx.delivered_labels, uid, clouds_yaml, user.password)
+    desired = DeliveredSecret(templated(manifest, spec.secret_template), uid, SECRET_KEYS, ctx.cluster)
     delivered = Verdict(True, DELIVERED, f"{where} carries password generation {user.fields.password_generation}")
     index = write_delivered(out, live, desired)
     if index is not None:

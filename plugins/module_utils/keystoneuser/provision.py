@@ -98,7 +98,7 @@ def provision_user(ctx: PassContext, out: Outcome) -> UserLeg:
             "creates it in its admin domain itself (its admin user or a built-in service account); "
             "names are compared ignoring case and accents"), requeue.REFUSAL)
     if taken_by_another(ctx.spec.identity, ctx.cluster, ctx.children.user is not None, ctx.cp,
-                        ctx.snapshot.rivals, ctx.snapshot.owners):
+                        ctx.snapshot.rivals, ctx.snapshot.owners, ctx.snapshot.tenant_marks):
         return _stop(ctx, out, carried, Verdict(
             False, SERVICE_ACCOUNT_COLLISION,
             f"user name {ctx.spec.user_name!r} is taken on ControlPlane {ctx.cp.namespace}/{ctx.cp.name} by an "

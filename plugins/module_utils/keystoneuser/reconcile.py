@@ -64,10 +64,11 @@ from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.spec impo
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.teardown import finalizer_patch, tear_down
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import requeue
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict, verdict_of
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import Refusal, admit, cluster_refusal
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import Refusal, cluster_refusal
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import Outcome
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import Decision
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import admit_marked
 
 __all__ = ["reconcile", "on_action_failure", "Snapshot", "Decision"]
 
@@ -111,7 +112,8 @@ def reconcile(snapshot: Snapshot) -> Decision:
         return _refused(snapshot, status, identity, Refusal(INVALID_SPEC, (
             f"{changed}; what an order was admitted as cannot change (delete and re-create it to move it); "
             "the order is frozen"), requeue.REFUSAL))
-    refusal = admit(identity.namespace, snapshot.cluster, spec.control_plane_namespace, spec.control_plane_name, cp)
+    refusal = admit_marked(identity.namespace, snapshot.cluster, spec.control_plane_namespace,
+                           spec.control_plane_name, cp, snapshot.tenant_marks)
     if refusal is not None:
         return _refused(snapshot, status, identity, refusal)
     if cp is None:  # not reached: admit refuses an order whose ControlPlane is missing

@@ -37,6 +37,9 @@ Fields:
   the table in ``authurl``), from the module's configuration only.
 - ``control_plane_view``: the edge may hand over ``orders.controlplane.read_control_plane(control_plane)``, read
   once per ControlPlane for the whole pass; None = the core reads ``control_plane`` itself (the same view).
+- ``tenant_marks``: the platform's allowlist as the pass read it (``orders.tenantmarks``): the mark and, per cluster
+  whose Namespaces were listed, the labels of the marked ones; admission refuses an order (and a rival) in an
+  assigned namespace without the mark. The default checks nothing.
 - ``new_password``: called at most once per new password Secret; the edge passes
   ``lambda: secrets.token_urlsafe(32)`` (43 characters), tests a deterministic fake.
 """
@@ -45,6 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import NO_MARKS, TenantMarks
 
 CHILDREN = "children"
 DELIVERED = "delivered"
@@ -71,3 +76,4 @@ class Snapshot:
     read_failures: Mapping[str, str] = field(default_factory=dict)
     keystone_internal_url: str = ""
     control_plane_view: Any = None  # read_control_plane(control_plane), when the edge read it once for all orders
+    tenant_marks: TenantMarks = NO_MARKS

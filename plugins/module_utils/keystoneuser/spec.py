@@ -7,7 +7,8 @@ docs/keystoneuser-crd.md "Spec", "Defaults" and "Admission rules".
 The kind has no webhook and a target cluster may serve an older CRD, so nothing is trusted:
 ``parse_order`` applies the defaults the API server would (user name = metadata.name, password
 generation at least 1, interval 720h when absent, controlPlaneRef.namespace = the order's own), bounds every
-string before reading it, and raises ``OrderSpecError`` -- and nothing else -- for anything it cannot read.
+string before reading it, and raises ``OrderSpecError`` -- and nothing else -- for anything it cannot read
+(``spec.secretTemplate`` included: ``orders.secrettemplate``).
 The reconciler turns that error into ``InvalidSpec`` on both conditions instead of crashing.
 """
 from __future__ import annotations
@@ -17,7 +18,6 @@ from datetime import timedelta
 from typing import Any
 
 from ansible_collections.c5c3.orders.plugins.module_utils.keystoneuser.foldnames import outside_bmp, surrounding_whitespace
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.durations import DurationError, parse_go_duration
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (  # noqa: F401 pylint: disable=useless-import-alias
     OrderIdentity as OrderIdentity,
     OrderSpecError as OrderSpecError,
@@ -27,12 +27,13 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import
     parse_identity as parse_identity,
     parse_ref,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrettemplate import SecretTemplate, parse_template
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.specduration import spec_duration
 
 DEFAULT_ROTATION_INTERVAL = timedelta(hours=720)
 MIN_ROTATION_INTERVAL = timedelta(minutes=1)
 MAX_ROTATION_INTERVAL = timedelta(hours=87600)
 MAX_USER_NAME = 255
-MAX_INTERVAL_TEXT = 64  # far more than any duration up to 87600h needs; a longer text is refused unread
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class OrderSpec:
     user_name: str
     password_generation: int
     rotation_interval: timedelta  # timedelta(0) = schedule off
+    secret_template: SecretTemplate = SecretTemplate()  # labels and annotations added to the delivered Secret
 
     @property
     def schedule_on(self) -> bool:
@@ -53,18 +55,9 @@ class OrderSpec:
 
 def parse_rotation_interval(value: Any) -> timedelta:
     """``spec.rotation.interval``: 720h when absent, 0s = off, else between 1m and 87600h."""
-    if value is None:
+    interval = spec_duration(value, "spec.rotation.interval")
+    if interval is None:
         return DEFAULT_ROTATION_INTERVAL
-    if not isinstance(value, str):
-        raise OrderSpecError(f"spec.rotation.interval: expected a duration string, got {type(value).__name__}")
-    if len(value) > MAX_INTERVAL_TEXT:
-        raise OrderSpecError(f"spec.rotation.interval: at most {MAX_INTERVAL_TEXT} characters")
-    try:
-        interval = parse_go_duration(value)
-    except DurationError as err:
-        raise OrderSpecError(f"spec.rotation.interval: {err}") from None
-    if interval < timedelta(0):
-        raise OrderSpecError("spec.rotation.interval: must not be negative")
     if timedelta(0) < interval < MIN_ROTATION_INTERVAL:
         raise OrderSpecError("rotation.interval is 0s or at least 1m")
     if interval > MAX_ROTATION_INTERVAL:
@@ -105,4 +98,5 @@ def _parse_order(raw: Any) -> OrderSpec:
         user_name=user_name,
         password_generation=max(generation or 1, 1),
         rotation_interval=parse_rotation_interval(rotation.get("interval")),
+        secret_template=parse_template(spec.get("secretTemplate")),
     )

@@ -24,6 +24,7 @@ Per-bucket credentials with two key slots on Ceph RGW accounts (docs/object-stor
 | 3. A missing store and a store that does not admit answer alike  | credential.py (``_no_store``) |
 | 3. IAM user, inline policy, bucket policy from both inputs      | credential.py (``_bucket``, ``_ensure_bucket``), policy.py |
 | 3. Slots: issue, overlap, revoke last, last key protected       | slots.py, credential.py |
+| 3. Scheduled rotation with overlap; spec.slots never edited     | schedule.py, rotationspec.py, credential.py (``_schedule``) |
 | 3. A removed slot is revoked in that pass; the key limit of 4    | slots.py (``revoke_first``), credential.py (``_bucket``) |
 | 3. Policies the order did not write are drift, never removed     | credential.py (``_policy_drift``) |
 | 3. Untracked keys reported, never deleted                       | slots.py, credential.py |

@@ -81,7 +81,6 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store im
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import failures, requeue, timestamps
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.backup import BackupTarget, write_backup
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict, verdict_of
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import OrderSpecError
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import Outcome, build_decision
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
@@ -108,6 +107,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secretstore import StoreRef, choose_store
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import NO_MARKS, TenantMarks, admit_marked
 
 KIND = "ObjectStoreAccount"
 API_VERSION = "c5c3.io/v1alpha1"
@@ -193,10 +193,12 @@ def missing_account(store: StoreView, namespace: str, cluster: str, namespace_ui
 def accounts_to_create(credentials: Sequence[Tuple[str, Mapping[str, Any]]], stores: Sequence[Mapping[str, Any]],
                        accounts: Sequence[Mapping[str, Any]],
                        control_planes: Mapping[Tuple[str, str], Mapping[str, Any]],
-                       namespace_uids: Optional[Mapping[Tuple[str, str], str]] = None) -> List[Dict[str, Any]]:
+                       namespace_uids: Optional[Mapping[Tuple[str, str], str]] = None,
+                       marks: TenantMarks = NO_MARKS) -> List[Dict[str, Any]]:
     """The ObjectStoreAccounts a pass creates: one per (store, tenant namespace, cluster) that an admitted,
     not-deleted BucketCredential needs on a ready store and that has none yet (``missing_account``), bound to the
-    namespace's uid by (cluster, namespace) in ``namespace_uids``."""
+    namespace's uid by (cluster, namespace) in ``namespace_uids``. Admitted includes the tenant mark (``marks``): a
+    namespace the platform did not mark gets no account."""
     uids = namespace_uids or {}
     by_key = {(namespace_of(s), name_of(s)): read_store(s) for s in stores}
     wanted: Dict[Tuple[str, str, str, str], Dict[str, Any]] = {}
@@ -210,7 +212,7 @@ def accounts_to_create(credentials: Sequence[Tuple[str, Mapping[str, Any]]], sto
             continue
         cp_raw = control_planes.get((store.spec.cp_namespace, store.spec.cp_name))
         cp = read_control_plane(cp_raw) if cp_raw is not None else None
-        if cp is None or admit(spec.identity.namespace, cluster, cp.namespace, cp.name, cp) is not None:
+        if cp is None or admit_marked(spec.identity.namespace, cluster, cp.namespace, cp.name, cp, marks) is not None:
             continue
         key = (*store.key, spec.identity.namespace, cluster)
         if key not in wanted and account_for(accounts, store.key[0], store.key[1], spec.identity.namespace,

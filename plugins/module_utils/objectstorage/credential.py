@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import claim, naming, slots as keys
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import claim, naming, schedule, slots as keys
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.claim import CredentialRecord
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.account import (
     ACCESS_KEY,
@@ -90,7 +90,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store im
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import failures, requeue, timestamps
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.backup import BackupTarget, write_backup
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.conditions import Verdict, verdict_of
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit, cluster_refusal, describe_cluster
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import cluster_refusal, describe_cluster
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import ControlPlaneView, read_control_plane
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.delivery import (
     DeliveredSecret,
@@ -128,6 +128,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     secret_strings,
     text,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.reasons import NAMESPACE_NOT_MARKED
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import (
     carries_labels,
     is_owned,
@@ -135,11 +136,13 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrets import 
     secret_manifest,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.secretstore import choose_store
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrettemplate import templated
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.teardown import (
     Doomed,
     delete_children,
     finalizer_patch,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import admit_marked
 
 KIND = "BucketCredential"
 API_VERSION = "c5c3.io/v1alpha1"
@@ -162,6 +165,8 @@ class CredentialFields:
     secret_name: str = ""
     record: Optional[CredentialRecord] = None
     retiring: Tuple[Tuple[int, str, int], ...] = ()  # (slot, accessKeyID, generation): live, revoked soon
+    rotation: Optional[schedule.RotationState] = None  # status.rotation: the schedule's state (schedule.py)
+    next_rotation: str = ""  # status.nextRotation
 
     def render(self) -> Dict[str, Any]:
         status: Dict[str, Any] = {}
@@ -174,6 +179,13 @@ class CredentialFields:
                                for s, k, c, g in self.slots]
         if self.scope:
             status["slotCount"] = len(self.slots)
+        created = [c for _s, _k, c, _g in self.slots if c]
+        if created:  # the key AWS_* carries (slots.newest): the Key printer column shows its age
+            status["newestKeyCreated"] = max(created)
+        if self.next_rotation:
+            status[schedule.NEXT_ROTATION] = self.next_rotation
+        if self.rotation is not None:
+            status[schedule.FIELD] = self.rotation.render()
         if self.retiring:
             status["retiringKeys"] = [{"slot": s, "accessKeyID": k, "generation": g} for s, k, g in self.retiring]
         if self.untracked:
@@ -208,6 +220,9 @@ def _carried(raw: Any, secret_name: str) -> CredentialFields:
         untracked=untracked if isinstance(untracked, int) and not isinstance(untracked, bool) else 0,
         delivered=bool(text(dig(status, "secretName"))), secret_name=secret_name,
         record=claim.parse_record(raw), retiring=tuple(retiring),
+        rotation=schedule.parse_state(dig(status, schedule.FIELD)),
+        next_rotation=text(dig(status, schedule.NEXT_ROTATION)) if timestamps.parse(
+            dig(status, schedule.NEXT_ROTATION)) else "",
     )
 
 
@@ -309,7 +324,10 @@ def decide_credential(snap: CredentialSnapshot) -> Decision:
     if store is None or store.key != (spec.store_namespace, spec.store_name):
         return _no_store(snap, spec)
     cp = read_control_plane(snap.control_plane) if snap.control_plane is not None else None
-    refusal = admit(identity.namespace, snap.cluster, store.spec.cp_namespace, store.spec.cp_name, cp)
+    refusal = admit_marked(identity.namespace, snap.cluster, store.spec.cp_namespace, store.spec.cp_name, cp,
+                           snap.tenant_marks)
+    if refusal is not None and refusal.reason == NAMESPACE_NOT_MARKED:  # assigned: the tenant may know the store
+        return _refused(snap, refusal.reason, refusal.message, refusal.requeue_after)
     if refusal is not None or cp is None:  # whatever the reason (no ControlPlane, not assigned, reserved)
         return _no_store(snap, spec)
 
@@ -369,7 +387,7 @@ def _holder(snap: CredentialSnapshot, spec: CredentialSpec, me: OrderIdentity, c
             except OrderSpecError:
                 continue
             if (other_spec.store_namespace, other_spec.store_name, other_spec.bucket) != wanted or \
-                    admit(other.namespace, cluster, cp.namespace, cp.name, cp) is not None:
+                    admit_marked(other.namespace, cluster, cp.namespace, cp.name, cp, snap.tenant_marks) is not None:
                 continue
             rank = 1
         if (rank, timestamps.parse(other.created) or timestamps.LATEST, other.uid) < mine:
@@ -473,6 +491,7 @@ def _deliver(run: _Pass, document: Dict[str, str], what: str) -> Tuple[Verdict, 
     desired = secret_manifest(names.delivered, identity.namespace, naming.LABELS.delivered(identity.namespace,
                                                                                            identity.name), document)
     desired["metadata"]["ownerReferences"] = [owner_reference(KIND, identity.name, identity.uid)]
+    desired = templated(desired, run.spec.secret_template)
     index = write_delivered(run.out, live, DeliveredSecret(desired, identity.uid, MANAGED_KEYS, snap.cluster))
     delivered = Verdict(True, DELIVERED, f"{where} carries the current {what}")
     if index is None:
@@ -491,7 +510,7 @@ def _shared(run: _Pass) -> Decision:
     stop = _ensure_bucket(run, None)
     if stop is not None:
         return stop
-    run.fields = replace(run.fields, scope=SCOPE_ACCOUNT, slots=(), untracked=0)
+    run.fields = replace(run.fields, scope=SCOPE_ACCOUNT, slots=(), untracked=0, rotation=None, next_rotation="")
     document = _document(run, {}, (data[ACCESS_KEY], data[SECRET_KEY]))
     delivery, delivered, _settled = _deliver(run, document, "account key")
     fields = replace(run.fields, delivered=delivered)
@@ -532,7 +551,10 @@ def _bucket(run: _Pass) -> Decision:
 
     drift_note = _policy_drift(run)
 
-    plan = keys.plan_keys(spec.desired, keys.records(run.children, run.names), live)
+    records = keys.records(run.children, run.names)
+    step = _schedule(run, records, live)
+    desired = schedule.effective_slots(spec.desired, step.state)  # spec.slots as the rotation schedule holds it
+    plan = keys.plan_keys(desired, records, live)
     intents = keys.pending(run.children, run.names)
     strays = keys.interrupted(_created(listed, plan.untracked), intents)
     for access_key in strays:  # an issue whose process died between CreateAccessKey and its Secret
@@ -548,7 +570,7 @@ def _bucket(run: _Pass) -> Decision:
                            uid=text(dig(record.secret, "metadata", "uid")) or None))
         run.event("KeyRecordRemoved", f"the key of slot {record.slot} (generation {record.generation}) of bucket "
                                       f"{user} is no longer on the IAM user; its record was removed")
-    untracked_note = drift_note
+    untracked_note = drift_note + step.note
     if plan.untracked:
         untracked_note += (f"; {len(plan.untracked)} key(s) on IAM user {user} were not issued by this order: "
                            f"{', '.join(plan.untracked)} (reported, never deleted)")
@@ -558,9 +580,10 @@ def _bucket(run: _Pass) -> Decision:
     current_slots = tuple((s, r.access_key, r.created, r.generation) for s, r in sorted(plan.current.items()))
     run.fields = replace(run.fields, scope=BUCKET, slots=current_slots, untracked=len(plan.untracked))
 
-    early = keys.revoke_first(plan, spec.desired, _consumer_keys(run), len(live))
+    kept = {**desired, **dict([step.retiring] if step.retiring else [])}
+    early = keys.revoke_first(plan, kept, _consumer_keys(run), len(live))  # a retiring scheduled key waits
     for record in early.revoke:
-        _revoke(run, record, "the slot was removed from spec.slots" if record.slot not in spec.desired else
+        _revoke(run, record, "the slot was removed from spec.slots" if record.slot not in desired else
                 "room for its successor under the gateway's key limit")
     retiring = [r for r in plan.retired if r not in early.revoke]
     run.fields = replace(run.fields, retiring=_retiring(retiring))
@@ -613,6 +636,33 @@ def _bucket(run: _Pass) -> Decision:
     fields = replace(run.fields, delivered=delivered)
     wait = PROGRESS if (retiring or plan.stale) else requeue.REFUSAL
     return _decide(snap, run.out, fields, credential, delivery, wait)
+
+
+def _schedule(run: _Pass, records: Sequence[keys.KeyRecord], live: Set[str]) -> schedule.Step:
+    """One step of the rotation schedule (schedule.py) from the recorded keys the gateway lists and the key the
+    delivered Secret's ``AWS_*`` carries: its Events are raised, its state and due time go into the status, and
+    the pass comes back when the schedule is next due."""
+    held = {(r.slot, r.generation): timestamps.parse(r.created) for r in records if r.access_key in live}
+    aws = _delivered_access_key(run)
+    delivered = next(((r.slot, r.generation) for r in records if aws and r.access_key == aws), None)
+    step = schedule.advance(run.spec.desired, run.fields.rotation, run.spec.rotation, run.snap.now, held, delivered)
+    for reason, message in step.events:
+        run.event(reason, f"bucket {run.spec.bucket}: {message}")
+    run.fields = replace(run.fields, rotation=step.state, next_rotation=timestamps.render(step.next_rotation)
+                         if step.next_rotation is not None else "")
+    if step.soon:
+        run.out.come_back(PROGRESS)
+    if step.wake is not None:
+        run.out.come_back(requeue.until(step.wake, run.snap.now))
+    return step
+
+
+def _delivered_access_key(run: _Pass) -> str:
+    """The access key id the delivered Secret's ``AWS_ACCESS_KEY_ID`` carries ("" = none, or not readable)."""
+    live = run.snap.delivered
+    if run.snap.read_failures.get(DELIVERED_PART) or live is None or not is_owned(live, run.spec.identity.uid):
+        return ""
+    return secret_strings(live).get("AWS_ACCESS_KEY_ID", "")
 
 
 def _policy_drift(run: _Pass) -> str:

@@ -44,7 +44,9 @@ CredentialSnapshot
 - ``key_owners``: for an order being deleted, ``GET /admin/user?access-key=`` of every key it recorded (by access
   key id; ``value`` ``{"uid", "account_id"}``, 404 = the key is gone): the teardown's proof, signed by the store's
   admin credential, so it needs neither the account object nor its key;
-- ``read_failures``: what the edge could not read, by part, -> the error text.
+- ``read_failures``: what the edge could not read, by part, -> the error text;
+- ``tenant_marks`` (credentials): the platform's allowlist as the pass read it (``orders.tenantmarks``); admission
+  refuses an order (and does not rank a rival) in an assigned namespace without the mark. The default checks nothing.
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway import Read
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import NO_MARKS, TenantMarks
 
 CHILDREN = "children"
 DELIVERED = "delivered"
@@ -113,3 +116,4 @@ class CredentialSnapshot:
     user_policy_names: Optional[Read] = None
     key_owners: Mapping[str, Read] = field(default_factory=dict)
     read_failures: Mapping[str, str] = field(default_factory=dict)
+    tenant_marks: TenantMarks = NO_MARKS

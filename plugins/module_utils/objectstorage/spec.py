@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.naming import CREATED_BY, CREATED_BY_ANNOTATION
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.rotationspec import parse_rotation
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.schedule import RotationPolicy
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (
     OrderIdentity,
     OrderSpecError,
@@ -25,6 +27,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import
     parse_identity,
     parse_ref,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.secrettemplate import SecretTemplate, parse_template
 
 MAX_ENDPOINT = 2048
 MAX_UID = 255
@@ -142,6 +145,8 @@ class CredentialSpec:
     bucket: str
     public_read: bool
     slots: Tuple[Tuple[int, int], ...]  # (slot, generation), by slot
+    secret_template: SecretTemplate = SecretTemplate()  # labels and annotations added to the delivered Secret
+    rotation: RotationPolicy = RotationPolicy()  # spec.rotation: off unless an interval is set
 
     @property
     def desired(self) -> Dict[int, int]:
@@ -199,4 +204,6 @@ def _parse_credential(raw: Any) -> CredentialSpec:
         bucket=bucket,
         public_read=bool(spec.get("publicRead") is True),
         slots=tuple(sorted(slots.items())),
+        secret_template=parse_template(spec.get("secretTemplate")),
+        rotation=parse_rotation(spec.get("rotation")),
     )

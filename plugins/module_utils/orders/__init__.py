@@ -10,6 +10,7 @@ teardown, the decision the edge carries out -- is defined once, here.
 | Rule (docs/keystoneuser-crd.md, docs/reconciler.md)       | File |
 |-----------------------------------------------------------|------|
 | Consent, orders on a target cluster (admission, freezing) | consent.py, controlplane.py |
+| The platform's tenant mark as a pass read it (admission)  | tenantmarks.py |
 | The ControlPlane as orders read it (assignments, reserved namespaces, store, Keystone) | controlplane.py |
 | Reading metadata and references without trusting admission | identity.py |
 | Conditions: sub-conditions, aggregate Ready, transition times, bounds | conditions.py |
@@ -17,6 +18,7 @@ teardown, the decision the edge carries out -- is defined once, here.
 | Child prefixes and ownership labels                       | naming.py |
 | Ownership by owner-reference uid; Secret manifests        | secrets.py |
 | The delivered Secret: SSA, foreign refusal, repair        | delivery.py |
+| The delivered Secret's template labels and annotations    | secrettemplate.py |
 | Backup first through ESO; the fresh-push gate             | backup.py, secretstore.py |
 | The namespace's own SecretStore only                      | secretstore.py |
 | Finalizer; patient and fail-open teardown                 | teardown.py |

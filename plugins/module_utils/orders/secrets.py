@@ -48,10 +48,19 @@ def is_owned(obj: Optional[Mapping[str, Any]], order_uid: str) -> TypeGuard[Mapp
 
 def carries_labels(obj: Any, labels: Mapping[str, str]) -> bool:
     """Every label of ``labels`` is on ``obj`` with that (string) value."""
-    present = dig(obj, "metadata", "labels")
+    return _carries(obj, "labels", labels)
+
+
+def carries_annotations(obj: Any, annotations: Mapping[str, str]) -> bool:
+    """Every annotation of ``annotations`` is on ``obj`` with that (string) value."""
+    return _carries(obj, "annotations", annotations)
+
+
+def _carries(obj: Any, field: str, entries: Mapping[str, str]) -> bool:
+    present = dig(obj, "metadata", field)
     if not is_mapping(present):
-        return not labels
-    for key, value in labels.items():  # read in place: copying the labels for each check was a hot spot
+        return not entries
+    for key, value in entries.items():  # read in place: copying the labels for each check was a hot spot
         have = present.get(key)
         if not isinstance(have, str) or have != value:
             return False

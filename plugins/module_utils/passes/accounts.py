@@ -36,6 +36,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.plan import (
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import dig, name_of, namespace_of, text
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.requeue import ERROR_RETRY
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.summary import decision_summary
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import TenantMarks
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import ClusterReads
 
 ObjectKey = Tuple[str, str]  # (namespace, name)
@@ -50,6 +51,7 @@ class CreationReads(Protocol):
     accounts: Dict[ObjectKey, Mapping[str, Any]]
     control_planes: Dict[ObjectKey, Mapping[str, Any]]
     namespace_failures: Dict[str, str]
+    tenant_marks: TenantMarks
 
     def namespace_uid(self, cluster: str, namespace: str) -> Tuple[Optional[str], str]: ...
 
@@ -84,7 +86,8 @@ def missing_accounts(reads: CreationReads) -> List[Obj]:
 
     def wanted(uids: Optional[Mapping[Tuple[str, str], str]]) -> List[Obj]:
         manifests = account_core.accounts_to_create(credentials, list(reads.stores.values()),
-                                                    list(reads.accounts.values()), reads.control_planes, uids)
+                                                    list(reads.accounts.values()), reads.control_planes, uids,
+                                                    reads.tenant_marks)
         return [m for m in manifests if namespace_of(m) not in reads.namespace_failures]
 
     needed = wanted(None)

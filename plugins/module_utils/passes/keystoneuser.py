@@ -77,8 +77,9 @@ class KeystoneUserSource(PassReader):
 
     def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection,
                  new_password: Callable[[], str], redactor: Redactor,
-                 keystone_internal_urls: Optional[Mapping[str, str]] = None) -> None:
-        super().__init__(management, targets, selection, redactor)
+                 keystone_internal_urls: Optional[Mapping[str, str]] = None,
+                 tenant_mark: Optional[Mapping[str, str]] = None) -> None:
+        super().__init__(management, targets, selection, redactor, tenant_mark)
         self.limited = selection.limited
         self.new_password = new_password
         self.internal_urls = dict(keystone_internal_urls or {})
@@ -115,6 +116,7 @@ class KeystoneUserSource(PassReader):
         if self.selection.shard_count and self.limited:
             self._list_rivals_for_new_claims(cps)
         self._index_rivals()
+        self.read_tenant_marks()
 
     def _draining(self, target: ClusterReads) -> Set[str]:
         """The namespaces of a target whose assignment was withdrawn while orders there still have children: their
@@ -275,6 +277,7 @@ class KeystoneUserSource(PassReader):
             owners=tuple(sorted(self.owners.get((refs.cp_namespace, collision.name_key(refs.user_name)), ()))),
             read_failures=failures,
             keystone_internal_url=self.internal_urls.get(f"{refs.cp_namespace}/{refs.cp_name}", ""),
+            tenant_marks=self.tenant_marks,
         )
 
     @staticmethod

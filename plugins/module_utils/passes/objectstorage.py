@@ -54,7 +54,6 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.spec imp
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.store import StoreView, read_store
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import kinds as order_kinds
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.kinds import OrderKind
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.consent import admit
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import OrderSpecError
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import OrderResult
@@ -67,15 +66,14 @@ from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import (
     namespace_of,
     text,
 )
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import admit_marked
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.accounts import AccountCreation
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.gateways import Gateways
-from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import ClusterReads, PassReader
+from ansible_collections.c5c3.orders.plugins.module_utils.passes.reader import NAMESPACE, ClusterReads, PassReader
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 
 ObjectKey = Tuple[str, str]  # (namespace, name)
 LABELS = naming.LABELS
-# Cluster-scoped: ``item("", name)`` is /api/v1/namespaces/<name>, which a RoleBinding in that namespace may grant.
-NAMESPACE = R.Resource("v1", "Namespace", "namespaces")
 
 
 def store_ref(order: Mapping[str, Any]) -> ObjectKey:
@@ -95,8 +93,8 @@ class ObjectStorageReads(PassReader):
     reports_control_plane_error = True
 
     def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection, redactor: Redactor,
-                 gateways: Gateways) -> None:
-        super().__init__(management, targets, selection, redactor)
+                 gateways: Gateways, tenant_mark: Optional[Mapping[str, str]] = None) -> None:
+        super().__init__(management, targets, selection, redactor, tenant_mark)
         self.reach = selection.unsharded()  # what a sharded pass reads: the credentials are held by their store
         self.gateways = gateways
         self.done = False
@@ -147,6 +145,7 @@ class ObjectStorageReads(PassReader):
         for cluster in self.clusters:
             for order in cluster.listed:
                 self.rivals[store_ref(order) + (claim.bucket_of(order),)].append((cluster.name, order))
+        self.read_tenant_marks()
 
     def _draining(self, target: ClusterReads) -> Set[str]:
         """A target's namespaces whose assignment was withdrawn while orders there still have children: their
@@ -299,8 +298,8 @@ class ObjectStorageReads(PassReader):
 
     def admitted(self, order: Mapping[str, Any], cluster: str, view: StoreView) -> bool:
         cp = self.control_plane_of(view)
-        return admit(namespace_of(order), cluster, view.spec.cp_namespace, view.spec.cp_name,
-                     read_control_plane(cp) if cp is not None else None) is None
+        return admit_marked(namespace_of(order), cluster, view.spec.cp_namespace, view.spec.cp_name,
+                            read_control_plane(cp) if cp is not None else None, self.tenant_marks) is None
 
     # -- settling ---------------------------------------------------------------------------------------------
     def settle(self, index: Dict[ObjectKey, Mapping[str, Any]], written: Mapping[ObjectKey, Mapping[str, Any]]) -> None:
@@ -506,7 +505,7 @@ class CredentialSource(_Source):
                       if namespace_of(c) == cp_namespace],
             delivered=delivered, secret_stores=reads.secret_stores.get(cp_namespace, {}),
             rivals=tuple(reads.rivals.get((*store_key, claim.bucket_of(order)), ())),
-            read_failures=failures)
+            read_failures=failures, tenant_marks=reads.tenant_marks)
         return self._gateway_reads(snapshot, view)
 
     def _gateway_reads(self, snapshot: CredentialSnapshot, view: Optional[StoreView]) -> CredentialSnapshot:

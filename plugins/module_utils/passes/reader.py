@@ -13,6 +13,11 @@ Every list may fail on its own (``k8s.reads``): a cluster that cannot be read at
 could not be listed, is reported (``read_errors``) together with the orders the children in the ControlPlane
 namespaces still name (``unreadable_orders``); everything else is reconciled normally. Each pass
 (``passes/keystoneuser.py``, ``passes/objectstorage.py``) adds what it reads beside its orders.
+
+Given the platform's allowlist (the module option ``tenant_namespace_selector``), a pass lists the Namespaces carrying
+the mark, once per cluster that holds orders (``read_tenant_marks``): admission then refuses an order in an assigned
+namespace the list did not return (``orders/tenantmarks.py``). A list that fails is reported like every other read
+error, and that cluster's orders are not checked.
 """
 from __future__ import annotations
 
@@ -24,11 +29,27 @@ from ansible_collections.c5c3.orders.plugins.module_utils.k8s.reads import Listi
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.redact import Redactor
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.controlplane import read_control_plane
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.outcome import OrderResult
-from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import name_of, namespace_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.rawobj import labels_of, name_of, namespace_of
+from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import NO_MARKS, TenantMarks
 from ansible_collections.c5c3.orders.plugins.module_utils.passes.selection import Selection
 
 ObjectKey = Tuple[str, str]  # (namespace, name)
 OrderKey = Tuple[str, str, str]  # (cluster, namespace, name); cluster "" = management
+# Cluster-scoped and read only (no action names it, so ``k8s.resources`` leaves it out): ``collection()`` is
+# /api/v1/namespaces (the marked ones, ``read_tenant_marks``); ``item("", name)`` /api/v1/namespaces/<name>, which a
+# RoleBinding in that namespace may grant (an account's tenant uid, ``passes/objectstorage.py``).
+NAMESPACE = R.Resource("v1", "Namespace", "namespaces")
+# The module option of both passes (doc fragment ``tenant_namespace_selector``): the platform's allowlist.
+TENANT_MARK_OPTION = dict(type="dict")
+
+
+def tenant_mark_problem(mark: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """Why ``tenant_namespace_selector`` cannot be used, or None. A label value is a string: an unquoted ``true``
+    would never match, and every order would be refused."""
+    bad = sorted(str(key) for key, value in (mark or {}).items() if not isinstance(value, str))
+    if bad:
+        return f"tenant_namespace_selector maps label keys to string values (quote \"true\"), not for {', '.join(bad)}"
+    return None
 
 
 def assigned_namespaces(control_planes: Iterable[Mapping[str, Any]], cluster: str) -> Set[str]:
@@ -89,12 +110,16 @@ class PassReader:
     reports_control_plane_error = False
 
     def __init__(self, management: Any, targets: Mapping[str, Any], selection: Selection,
-                 redactor: Redactor) -> None:
+                 redactor: Redactor, tenant_mark: Optional[Mapping[str, str]] = None) -> None:
         self.clusters = [ClusterReads("", management)] + [ClusterReads(n, s) for n, s in sorted(targets.items())]
         self.selection = selection
         self.redactor = redactor
         self.control_planes: Dict[ObjectKey, Mapping[str, Any]] = {}
         self.cp_error: Optional[str] = None
+        # the allowlist's labels; None (or empty: every namespace carries it) checks nothing and lists nothing
+        self.tenant_mark: Optional[Dict[str, str]] = dict(tenant_mark) if tenant_mark else None
+        self.tenant_marks: TenantMarks = NO_MARKS
+        self.mark_failures: Dict[str, str] = {}   # cluster -> why its Namespaces could not be listed
 
     @property
     def management(self) -> ClusterReads:
@@ -178,14 +203,34 @@ class PassReader:
                 self.redactor.add_secret(secret)
             cluster.secrets[namespace] = listing
 
+    def read_tenant_marks(self) -> None:
+        """With an allowlist, one list per readable cluster that holds orders of the Namespaces carrying the mark (a
+        label selector: the marked ones only, however many namespaces the cluster has). Called last, once every order
+        (rivals included) is listed."""
+        if self.tenant_mark is None:
+            return
+        selector = ",".join(f"{key}={value}" for key, value in sorted(self.tenant_mark.items()))
+        marked: Dict[str, Dict[str, Mapping[str, str]]] = {}
+        for cluster in self.clusters:
+            if cluster.error is not None or not cluster.listed:
+                continue
+            listing = guarded_list(cluster.service, NAMESPACE, None, selector, cluster.name)
+            if not listing.ok:
+                self.mark_failures[cluster.name] = f"{listing.error}; the tenant mark is not checked there"
+                continue
+            marked[cluster.name] = {name_of(ns): labels_of(ns) for ns in listing.items}
+        self.tenant_marks = TenantMarks(self.tenant_mark, marked)
+
     # -- what could not be read ---------------------------------------------------------------------------
     def read_errors(self) -> List[Dict[str, str]]:
-        """The clusters that could not be read, then the namespaces whose orders could not be listed."""
+        """The clusters that could not be read, the namespaces whose orders could not be listed, then the clusters
+        whose marked Namespaces could not be listed."""
         errors = [{"cluster": c.name, "error": c.error} for c in self.clusters if c.error]
         if self.reports_control_plane_error and self.cp_error and not self.management.error:
             errors.append({"cluster": "", "error": self.cp_error})
         errors += [{"cluster": c.name, "namespace": ns, "error": e}
                    for c in self.clusters for ns, e in sorted(c.order_failures.items())]
+        errors += [{"cluster": name, "error": e} for name, e in sorted(self.mark_failures.items())]
         return errors
 
     def unreadable_orders(self, kind: str, named: Iterable[OrderKey]) -> List[OrderResult]:

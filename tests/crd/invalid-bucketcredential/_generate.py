@@ -14,12 +14,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crdcorpus import (  # noqa: E402 - the shared format lives one folder up
     DNS_SUBDOMAIN, TIME, Cases, Corpus, admitted, condition, condition_refusals, frozen_ref, object_refusals,
-    ref_name_cases, ref_namespace_bounds, resource, with_status)
+    ref_name_cases, ref_namespace_bounds, resource, with_status,
+    secret_template_admitted, secret_template_refusals)
 
 KIND = "BucketCredential"
 REF = {"name": "rgw", "namespace": "openstack"}
 BUCKET = DNS_SUBDOMAIN  # dot-separated labels that start and end with a letter or digit: RGW's strict rules
 ACCESS_KEY_ID = r"^\w+$"
+# Go's time.ParseDuration syntax, as for KeystoneUser's rotation.interval (tests/crd/invalid-keystoneuser/_generate.py).
+GO_DURATION = r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"
+PHASES = ["Idle", "Issuing", "Overlap", "Retiring", "Held"]
 DUPLICATE_SLOT = "slots must name each slot at most once"
 LOWERED = "a slot's generation may only increase"
 
@@ -196,6 +200,43 @@ INVALID = [
                    {"admittedAs": record(**_long(path, limit + 1))})
       for path, limit in (("objectStoreRef.name", 253), ("objectStoreRef.namespace", 63), ("bucket", 63),
                           ("cluster", 63), ("account", 253), ("accountID", 20))],
+    # spec.secretTemplate (appended: earlier files keep their numbers).
+    *secret_template_refusals(CASES),
+    CASES.status("newestkeycreated-format", "a newestKeyCreated that is no date-time", "format",
+                 "newestKeyCreated in body must be of type date-time", "status.newestKeyCreated",
+                 {"newestKeyCreated": "today"}),
+    # spec.rotation and the schedule's status (appended: earlier files keep their numbers).
+    *[case for field in ("interval", "overlap") for case in (
+        CASES.created(f"rotation-{field}-not-a-duration", f"rotation.{field} that is no duration", "format",
+                      f"spec.rotation.{field} in body must be of type duration", f"spec.rotation.{field}",
+                      rotation={field: "monthly"}),
+        CASES.created(f"rotation-{field}-day-unit", f"rotation.{field} in days, which format duration alone admits",
+                      "pattern", f"spec.rotation.{field} in body should match '{GO_DURATION}'",
+                      f"spec.rotation.{field}", rotation={field: "30d"}),
+        CASES.created(f"rotation-{field}-65", f"rotation.{field} of 65 characters (the reconciler reads at most 64)",
+                      "maxLength", "Too long: may not be more than 64 bytes", f"spec.rotation.{field}",
+                      rotation={field: "1" + "0" * 62 + "ns"}),
+    )],
+    CASES.created("rotation-interval-9s", "rotation.interval between 0s and 10s", "rule",
+                  "rotation.interval is 0s or at least 10s", "spec.rotation.interval", rotation={"interval": "9s"}),
+    CASES.created("rotation-interval-87601h", "rotation.interval above 87600h", "rule",
+                  "rotation.interval is at most 87600h", "spec.rotation.interval", rotation={"interval": "87601h"}),
+    CASES.created("rotation-overlap-500ms", "rotation.overlap below 1s", "rule", "rotation.overlap is at least 1s",
+                  "spec.rotation.overlap", rotation={"overlap": "500ms"}),
+    CASES.created("rotation-overlap-not-shorter", "rotation.overlap as long as the interval", "rule",
+                  "rotation.overlap must be shorter than rotation.interval", "spec.rotation",
+                  rotation={"interval": "1h", "overlap": "60m"}),
+    CASES.status("nextrotation-format", "a nextRotation that is no date-time", "format",
+                 "nextRotation in body must be of type date-time", "status.nextRotation", {"nextRotation": "soon"}),
+    CASES.status("rotation-phase-enum", "a rotation phase outside the schedule's phases", "enum",
+                 "Unsupported value: \"Paused\": supported values: " + ", ".join(f'"{p}"' for p in PHASES),
+                 "status.rotation.phase", {"rotation": {"phase": "Paused"}}),
+    CASES.status("rotation-overlapends-format", "an overlapEnds that is no date-time", "format",
+                 "overlapEnds in body must be of type date-time", "status.rotation.overlapEnds",
+                 {"rotation": {"phase": "Overlap", "overlapEnds": "soon"}}),
+    CASES.status("rotation-message-1025", "a rotation message of 1025 characters", "maxLength",
+                 "Too long: may not be more than 1024 bytes", "status.rotation.message",
+                 {"rotation": {"phase": "Held", "message": "m" * 1025}}),
 ]
 
 
@@ -255,10 +296,28 @@ VALID = [
                                 condition(type="DeliveryReady", reason="Delivered"),
                                 condition(type="Ready", reason="AllReady")],
                  "observedGeneration": 1, "credentialScope": "Bucket", "slots": [key(1), key(2, generation=2)],
-                 "slotCount": 2, "secretName": f"{_a('status-written')}-s3", "untrackedKeys": 0}),
+                 "slotCount": 2, "newestKeyCreated": TIME, "secretName": f"{_a('status-written')}-s3",
+                 "untrackedKeys": 0}),
              phase="status",
              fields=[("status.credentialScope", "Bucket"), ("status.slotCount", 2),
-                     ("status.slots", [key(1), key(2, generation=2)])]),
+                     ("status.slots", [key(1), key(2, generation=2)]), ("status.newestKeyCreated", TIME)]),
+    *secret_template_admitted(order),
+    admitted("rotation", "a rotation schedule at the lower bounds the integration test uses",
+             order(_a("rotation"), rotation={"interval": "20s", "overlap": "8s"}),
+             fields=[("spec.rotation", {"interval": "20s", "overlap": "8s"})]),
+    admitted("rotation-off", "rotation.interval 0s with an overlap longer than it: the schedule is off",
+             order(_a("rotation-off"), rotation={"interval": "0s", "overlap": "2h"}),
+             fields=[("spec.rotation", {"interval": "0s", "overlap": "2h"})]),
+    admitted("rotation-status", "the status of an order in the overlap of a scheduled rotation",
+             order(_a("rotation-status")),
+             with_status(order(_a("rotation-status")), {
+                 "nextRotation": TIME, "rotation": {"phase": "Overlap", "specSlot": {"slot": 1, "generation": 1},
+                                                    "keySlot": {"slot": 2, "generation": 2},
+                                                    "previousSlot": {"slot": 1, "generation": 1},
+                                                    "overlapEnds": TIME}}),
+             phase="status",
+             fields=[("status.nextRotation", TIME), ("status.rotation.phase", "Overlap"),
+                     ("status.rotation.overlapEnds", TIME)]),
 ]
 
 CORPUS = Corpus(KIND, "bucketcredentials", Path(__file__).resolve(), tuple(INVALID), tuple(VALID))

@@ -13,7 +13,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crdcorpus import (  # noqa: E402 - the shared format lives one folder up
-    ROOT_PATH, Cases, Corpus, admitted, condition_refusals, frozen_ref, ref_namespace_bounds, refused, resource)
+    ROOT_PATH, Cases, Corpus, admitted, condition_refusals, frozen_ref, ref_namespace_bounds, refused, resource,
+    secret_template_admitted, secret_template_refusals)
 
 REF = {"name": "cp", "namespace": "openstack"}
 # Go's time.ParseDuration syntax: format duration alone also admits "3d" or "2 weeks", which no Go consumer reads.
@@ -124,6 +125,8 @@ INVALID = [
                        "svc\U0001F600admin"),
     _user_name_refused("username-trailing-supplementary", "userName ending in U+10FFFF, the last code point",
                        "svc\U0010FFFF"),
+    # spec.secretTemplate (appended: earlier files keep their numbers).
+    *secret_template_refusals(CASES),
 ]
 
 
@@ -181,6 +184,7 @@ VALID = [
     admitted("username-bmp-edge", "userName with U+FFFD and CJK letters: the BMP is what Keystone's column holds",
              order(_a("username-bmp-edge"), userName="\ufffd\u30b5\u30fc\u30d3\u30b9\ufffd"),
              fields=[("spec.userName", "\ufffd\u30b5\u30fc\u30d3\u30b9\ufffd")]),
+    *secret_template_admitted(order),
 ]
 
 CORPUS = Corpus("KeystoneUser", "keystoneusers", Path(__file__).resolve(), tuple(INVALID), tuple(VALID))

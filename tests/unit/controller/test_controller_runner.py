@@ -13,11 +13,12 @@ def test_the_environment_keeps_only_the_allowlist():
            "K8S_AUTH_PASSWORD": "s3cr3t", "AWS_SECRET_ACCESS_KEY": "s3cr3t", "ANSIBLE_VAULT_PASSWORD_FILE": "/p",
            "ANSIBLE_GALAXY_SERVER_X_TOKEN": "s3cr3t", "ANSIBLE_HOME": "/h", "PYTHONDONTWRITEBYTECODE": "1",
            "C5C3_TARGET_KUBECONFIG_DIR": "/t", "POD_NAMESPACE": "ns",
-           "C5C3_KEYSTONE_INTERNAL_URLS": '{"openstack/cp": "http://127.0.0.1:15000/v3"}'}
+           "C5C3_KEYSTONE_INTERNAL_URLS": '{"openstack/cp": "http://127.0.0.1:15000/v3"}',
+           "C5C3_TENANT_NAMESPACE_SELECTOR": '{"c5c3.io/tenant": "true"}'}
     allowed = R.allowed_environment(env)
     assert set(allowed) == {"PATH", "HOME", "KUBECONFIG", "LC_ALL", "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_HOME",
                             "PYTHONDONTWRITEBYTECODE", "C5C3_TARGET_KUBECONFIG_DIR", "POD_NAMESPACE",
-                            "C5C3_KEYSTONE_INTERNAL_URLS"}
+                            "C5C3_KEYSTONE_INTERNAL_URLS", "C5C3_TENANT_NAMESPACE_SELECTOR"}
     assert "s3cr3t" not in repr(allowed)
 
 

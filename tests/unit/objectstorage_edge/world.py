@@ -79,6 +79,7 @@ class World:
         self.targets: Dict[str, Cluster] = {}
         self.rgw = FakeRgw(ADMIN_KEY)
         self.now = NOW
+        self.tenant_mark: Optional[Dict[str, str]] = None  # the module option tenant_namespace_selector
         entries = [{"namespace": ns, **({"targetClusterRef": {"name": cl}} if cl else {})} for ns, cl in assignments]
         self.api.put({"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
                       "metadata": {"name": "cp", "namespace": CP_NS}, "spec": {"namespaceAssignments": entries}})
@@ -103,7 +104,7 @@ class World:
         redactor = Redactor()
         gateways = Gateways(services[""], redactor, check_mode, FakeFactory(self.rgw))
         reads = ObjectStorageReads(services[""], {k: v for k, v in services.items() if k}, selection, redactor,
-                                   gateways)
+                                   gateways, self.tenant_mark)
         result = reconcile_object_storage(reads, services, self.now, want_diff)
         return result, gateways, redactor
 
