@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 CACHE     ?= $(HOME)/.cache/c5c3-orders
-REQ_HASH  := $(shell cat requirements/test.txt requirements/runtime.txt | sha256sum | cut -c1-12)
+REQ_HASH  := $(shell cat requirements/test.lock | sha256sum | cut -c1-12)
 VENV      ?= $(CACHE)/venv-test-$(REQ_HASH)
 PYTHON    := $(VENV)/bin/python
 STACK     := PYTHONPATH=$(CURDIR)/stack $(PYTHON) -m c5c3stack
@@ -19,14 +19,14 @@ include $(wildcard mk/*.mk)
 help:  ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-26s %s\n", $$1, $$2}'
 
-$(VENV)/.complete: requirements/test.txt requirements/runtime.txt
+# installed from the hash lock (make locks; make lock-check proves it agrees with requirements/test.txt)
+$(VENV)/.complete: requirements/test.lock
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -r requirements/test.txt
+	$(VENV)/bin/pip install -q --require-hashes -r requirements/test.lock
 	touch $@
 
 .PHONY: venv
-venv: $(VENV)/.complete  ## create the pinned test venv (outside the checkout, reused)
+venv: $(VENV)/.complete  ## create the hash-pinned test venv (outside the checkout, reused)
 
 .PHONY: deps
 deps: venv  ## Debian packages and Go builds the stack needs (idempotent)
@@ -53,9 +53,15 @@ stack-status:  ## print the state of every part of the local stack
 unit: venv  ## unit tests (pure core, parsing, docs and fixtures checks)
 	$(PYTEST) -q tests/unit
 
+# The lanes of tests/integration/lanes.py side by side (one pytest-xdist worker each), then the tests that run alone.
+INTEGRATION_LANES ?= 5
+INTEGRATION := $(PYTEST) -q --assert=plain --tb=short -p no:cacheprovider
+INTEGRATION_TESTS := $(INTEGRATION) -n $(INTEGRATION_LANES) --dist loadgroup -m "not alone" tests/integration \
+                     && $(INTEGRATION) -m alone tests/integration
+
 .PHONY: integration
-integration: stack-up  ## integration tests against the running local stack
-	$(PYTEST) -q --assert=plain --tb=short tests/integration
+integration: stack-up  ## integration tests against the running local stack (lanes side by side, then the rest alone)
+	$(INTEGRATION_TESTS)
 
 $(CURDIR)/.collections/ansible_collections/c5c3/orders:
 	mkdir -p $(dir $@) && ln -sfn $(CURDIR) $@
@@ -65,14 +71,14 @@ collection-link: $(CURDIR)/.collections/ansible_collections/c5c3/orders
 
 .PHONY: test
 test: venv collection-link  ## set everything up and run every test (what CI runs)
-	$(MAKE) deps
+	$(MAKE) lock-check deps
 	$(MAKE) verify-crd-copies verify-invalid-cr-fixtures
 	$(MAKE) typecheck
 	$(MAKE) collection molecule-check
 	$(MAKE) stack-up
 	@# ansible-test sanity (CPU) runs beside the tests (mostly waiting), its output printed after them
 	tests/tools/alongside.sh "$(MAKE) --no-print-directory sanity" \
-	  sh -c '$(PYTEST) -q tests/unit && $(PYTEST) -q --assert=plain --tb=short tests/integration'
+	  sh -c '$(PYTEST) -q tests/unit && $(INTEGRATION_TESTS)'
 	$(MAKE) molecule
 
 .PHONY: demo

@@ -34,7 +34,9 @@ $(ANSIBLE_BUILDER_VENV)/bin/ansible-builder:
 .PHONY: collection-build
 collection-build: venv  ## build the collection tarball into build/collection/ (from the files git would ship)
 	rm -rf $(EE_BUILD)/src $(EE_BUILD)/collection && mkdir -p $(EE_BUILD)/src $(EE_BUILD)/collection
-	git ls-files -co --exclude-standard | grep -v -E '^(build|\.[^/]+)/' | tar -cf - -T - | tar -xf - -C $(EE_BUILD)/src
+	@# tracked files deleted in the working tree are left out (a rename not committed yet)
+	git ls-files -co --exclude-standard | grep -v -E '^(build|\.[^/]+)/' | while IFS= read -r f; do \
+	  [ -e "$$f" ] && printf '%s\n' "$$f"; done | tar -cf - -T - | tar -xf - -C $(EE_BUILD)/src
 	cd $(EE_BUILD)/src && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(EE_BUILD)/collection .
 	mv $(EE_BUILD)/collection/c5c3-orders-*.tar.gz $(EE_BUILD)/collection/c5c3-orders.tar.gz
 

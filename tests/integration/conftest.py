@@ -98,3 +98,37 @@ def storage(stack_env, kube):
     found = ObjectStorage(kube, require(stack_env))
     found.ensure_store()
     return found
+
+
+def pytest_configure(config):
+    """Registers the ``alone`` mark; a test file no lane lists stops the run here, in the process that starts the
+    pytest-xdist workers (a worker's collection error would only say that the worker stopped)."""
+    config.addinivalue_line("markers", "alone: runs with no other test beside it (tests/integration/lanes.py)")
+    from lanes import unlisted
+
+    missing = unlisted(Path(__file__).resolve().parent)
+    if missing:
+        raise pytest.UsageError(f"tests/integration/lanes.py lists no lane for {', '.join(missing)}: "
+                                "add each file to the lane whose rules it keeps")
+
+
+def pytest_itemcollected(item):
+    """Every test of a lane that runs alone (tests/integration/lanes.py) gets the ``alone`` mark as it is collected,
+    so ``-m alone`` and ``-m "not alone"`` split the run."""
+    from lanes import lane_of
+
+    path = Path(str(item.fspath)).resolve()
+    if path.parent == Path(__file__).resolve().parent and lane_of(path.name) == "ALONE":
+        item.add_marker(pytest.mark.alone)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadgroup``, the groups are the lanes of tests/integration/lanes.py: each lane's tests go to one
+    worker, in collection order. pytest-xdist's own loadgroup reads ``xdist_group`` marks by renaming node ids, which
+    pytest 9.2 no longer allows (its ``Node.nodeid`` is read-only), so the lanes are told to the scheduler directly."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from lanes import LaneScheduling
+
+    return LaneScheduling(config, log)

@@ -566,7 +566,8 @@ def test_the_controller_cannot_read_mint_or_take_over_what_it_does_not_own(insta
     # the Namespace object of a granted namespace only (its uid binds a tenant's object-storage account)
     me.allowed("get", "namespace", tenant)
     me.denied("get", "namespace", unassigned)
-    me.denied("get", "namespaces")
+    # a list of the Namespaces, for the tenant mark (their labels; docs/install.md, "The allowlist of namespaces")
+    me.allowed("get", "namespaces")
     # a token Secret, even labelled, even in a granted namespace: refused by the admission policy
     token = _delivered_secret(tenant, unique("tok"), "kubernetes.io/service-account-token",
                               {"kubernetes.io/service-account.name": "default"})
