@@ -12,7 +12,7 @@ durations are Go duration strings, read as KeystoneUser reads ``spec.rotation.in
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Optional
+from typing import Any
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.schedule import RotationPolicy, default_overlap
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import OrderSpecError, expect_mapping

@@ -189,8 +189,8 @@ def _schedule(spec_slots: Mapping[int, int], state: RotationState, policy: Rotat
     if state.phase == ISSUING:
         created = live.get(state.previous) if state.previous is not None else None
         due = timestamps.add(created, policy.interval) if created is not None and policy.on else None
-        return Step(reported, events, due, soon=True, note=f"; scheduled rotation: issuing the key of "
-                                                            f"{_name(state.slot or (0, 0))}")
+        note = f"; scheduled rotation: issuing the key of {_name(state.slot or (0, 0))}"
+        return Step(reported, events, due, soon=True, note=note)
     if state.phase == OVERLAP:
         created = live.get(state.slot) if state.slot is not None else None
         due = timestamps.add(created, policy.interval) if created is not None and policy.on else None
