@@ -5,14 +5,11 @@ but its status; once the platform marks the namespace, the next pass admits it. 
 Ready as without the option. Both passes: KeystoneUser, and BucketCredential on the stack's Tentacle gateway (where
 an unmarked tenant gets no ObjectStoreAccount either).
 """
-import pytest
-
-from objectstores import ObjectStorage, converged, entry, tenant_namespace
+from objectstores import converged, entry, tenant_namespace
 from objectstores import reconcile_until as reconcile_storage_until
 from objectstores import run_pass as run_storage_pass
 from orders import CP_NS, TENANT_LABELS, Stack, unique
 from passes import assigned_namespace, order_summary, ready, reconcile_until, run_pass
-from rgwenv import require
 
 MARK = dict(TENANT_LABELS)
 MARK_TEXT = ", ".join(f"{k}={v}" for k, v in sorted(MARK.items()))
@@ -69,16 +66,7 @@ def test_a_keystoneuser_in_a_marked_namespace_goes_ready_with_the_option(stack):
         assert quiet["api_writes"] == 0 and quiet["unreadable"] == [], quiet
 
 
-@pytest.fixture
-def storage_world(stack_env, kube):
-    env = require(stack_env)
-    storage = ObjectStorage(kube, env)
-    storage.ensure_store()
-    return Stack(kube, env), storage
-
-
-def test_a_bucketcredential_in_an_unmarked_assigned_namespace_gets_no_account_until_marked(storage_world):
-    stack, storage = storage_world
+def test_a_bucketcredential_in_an_unmarked_assigned_namespace_gets_no_account_until_marked(stack, storage):
     name, bucket = "data", unique("mark-bucket")
     with tenant_namespace(stack, storage, "mark-os") as ns:
         unmark(stack, ns)

@@ -12,25 +12,14 @@ import pytest
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
 
-from objectstores import ObjectStorage, converged, reconcile_until, run_pass, tenant_namespace
-from orders import Stack
-from rgwenv import require
+from objectstores import converged, reconcile_until, run_pass, tenant_namespace
 
 ORDER = "scheduled"
 CREDENTIAL = "BucketCredential"
 INTERVAL, OVERLAP = 20, 8
 
 
-@pytest.fixture
-def world(stack_env, kube):
-    env = require(stack_env)
-    storage = ObjectStorage(kube, env)
-    storage.ensure_store()
-    return Stack(kube, env), storage
-
-
-def test_a_client_on_aws_keys_keeps_working_through_two_scheduled_rotations(world):
-    stack, storage = world
+def test_a_client_on_aws_keys_keeps_working_through_two_scheduled_rotations(stack, storage):
     with tenant_namespace(stack, storage, "os-rot-sched") as ns:
         bucket = f"{ns}-sched"
         storage.create_credential(ns, ORDER, bucket, rotation={"interval": f"{INTERVAL}s", "overlap": f"{OVERLAP}s"})
