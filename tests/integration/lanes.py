@@ -28,6 +28,7 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
         "test_controller_target.py",
         "test_keystoneuser_teardown_e2e.py",
         "test_pass_requests.py",
+        "test_target_tokens.py",
     ],
     # KeystoneUser orders reconciled by passes from here; the fixed names "fresh" and "intruder" live only here
     "keystone-passes": [

@@ -90,7 +90,9 @@ def rendered(tmp_path_factory):
                K8S_AUTH_HOST="https://127.0.0.1:1")
     extra = {"c5c3_install_render_dir": str(out), "dump": str(dump), "c5c3_install_name": "gitops",
              "c5c3_install_namespace": "gitops-system", "c5c3_install_host_network": True,
-             "c5c3_install_api_host": "127.0.0.1", "c5c3_install_api_port": 16443}
+             "c5c3_install_api_host": "127.0.0.1", "c5c3_install_api_port": 16443,
+             "c5c3_install_target_kubeconfigs_secret": "gitops-targets",
+             "c5c3_install_access_sync_target_kubeconfigs_secret": "gitops-access-targets"}
     proc = subprocess.run([str(ANSIBLE_PLAYBOOK), str(playbook), "-e", json.dumps(extra)], capture_output=True,
                           text=True, env=env, timeout=300, cwd=work)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
@@ -123,3 +125,22 @@ def test_the_render_writes_every_object_the_role_applies_and_lists_every_file(re
     assert container["args"][0] == "c5c3-orders-controller"
     assert {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"} in container["env"]
     assert "the cluster was not contacted" in stdout
+
+
+def test_the_access_sync_may_read_and_rewrite_the_two_target_kubeconfig_secrets_only(rendered):
+    """Short-lived target tokens (docs/install.md): the Role names the two Secrets; the CronJob renews them."""
+    _out, applied, _stdout = rendered
+    role = next(o for o in applied if (o["kind"], o["metadata"]["name"]) == ("Role", "gitops-access-sync-tokens"))
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["secrets"],
+                              "resourceNames": ["gitops-targets", "gitops-access-targets"], "verbs": ["get", "patch"]}]
+    binding = next(o for o in applied
+                   if (o["kind"], o["metadata"]["name"]) == ("RoleBinding", "gitops-access-sync-tokens"))
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gitops-access-sync",
+                                    "namespace": "gitops-system"}]
+    assert binding["roleRef"]["kind"] == "Role" and binding["metadata"]["namespace"] == "gitops-system"
+    cron = next(o for o in applied if o["kind"] == "CronJob" and o["metadata"]["name"] == "gitops-access-sync")
+    command = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    sync_vars = json.loads(command[3])
+    assert sync_vars["c5c3_namespace_access_token_secrets"] == ["gitops-targets", "gitops-access-targets"]
+    assert sync_vars["c5c3_namespace_access_token_namespace"] == "gitops-system"
+    assert int(sync_vars["c5c3_namespace_access_token_seconds"]) == 86400
