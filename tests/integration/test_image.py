@@ -9,7 +9,6 @@ namespace of their own, tini as PID 1 where the image's entrypoint is used). One
 ``ansible-runner run <private_data_dir> -p reconcile.yml`` against the local stack, as AWX runs a job in an EE.
 Needs root (chroot, mounts), as ``make image`` does.
 """
-import base64
 import gzip
 import hashlib
 import io
@@ -26,6 +25,7 @@ import pytest
 import yaml
 
 from imagebuild import ensure_image
+from kubeconfigs import flat_kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
 GALAXY = yaml.safe_load((REPO / "galaxy.yml").read_text())
@@ -299,20 +299,6 @@ def test_a_pass_without_a_cluster_fails_and_says_so(container):
     assert last.startswith("c5c3-orders-pass: the pass FAILED") and "rc=2" in last, last
 
 
-def _flat_kubeconfig(path: Path) -> str:
-    """The stack's kubeconfig with its certificate files inlined, for a root that does not have them."""
-    config = yaml.safe_load(path.read_text())
-    for section, fields in (("clusters", ("certificate-authority",)), ("users", ("client-certificate",
-                                                                                 "client-key"))):
-        for entry in config.get(section, []):
-            body = entry.get(section[:-1], {})
-            for field in fields:
-                if field in body:
-                    file = (path.parent / body.pop(field)).resolve()
-                    body[field + "-data"] = base64.b64encode(file.read_bytes()).decode()
-    return yaml.safe_dump(config)
-
-
 def test_ansible_runner_runs_the_pass_as_awx_does(stack_env, rootfs, container):
     """A check-mode pass over the management cluster: ``ansible-runner run <dir> -p reconcile.yml`` with the image's
     private data dir, the connection given as AWX gives it (env/envvars, env/cmdline)."""
@@ -320,7 +306,7 @@ def test_ansible_runner_runs_the_pass_as_awx_does(stack_env, rootfs, container):
     shutil.rmtree(private, ignore_errors=True)
     shutil.copytree(rootfs / "usr/share/c5c3-orders/runner", private)
     (private / "env").mkdir()
-    (private / "kubeconfig").write_text(_flat_kubeconfig(Path(stack_env["KUBECONFIG"])))
+    (private / "kubeconfig").write_text(flat_kubeconfig(Path(stack_env["KUBECONFIG"])))
     envvars = {"K8S_AUTH_KUBECONFIG": "/tmp/pd/kubeconfig"}
     if stack_env.get("C5C3_KEYSTONE_INTERNAL_URLS"):
         envvars["C5C3_KEYSTONE_INTERNAL_URLS"] = stack_env["C5C3_KEYSTONE_INTERNAL_URLS"]

@@ -27,6 +27,7 @@ namespace and what it held at the gateway; the imported image stays in container
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -40,6 +41,7 @@ import yaml
 from kubernetes import client
 
 from imagebuild import ensure_image
+from kubeconfigs import flat_kubeconfig
 from kubewait import wait_for
 from objectstores import ObjectStorage, _leave
 from orders import CP_NS, TENANT_LABELS, Stack, unique
@@ -507,3 +509,54 @@ def test_an_install_whose_controller_cannot_start_fails_naming_the_pods_state(no
             playbook("install.yml", broken.vars(c5c3_install_state="absent"), broken.kubeconfig)
         finally:
             remove_install_leftovers(broken.name, broken.namespace)
+
+
+# -- the image as AWX's execution environment ------------------------------------------------------------------------
+
+def test_an_awx_job_runs_in_the_image_on_the_node_through_ansible_runner_streaming(node, image, kube, tenant,
+                                                                                  tmp_path):
+    """AWX hands a job to an execution node the way receptor does: ``ansible-runner transmit`` on the control side
+    packs the private data dir (project, inventory, env, the credential's file) into a stream, ``ansible-runner
+    worker`` in the EE container runs it and streams the events back, and ``ansible-runner process`` writes the
+    artifacts. Here the container is a real Pod of the image on the node (``kubectl run -i``, stdin attached through
+    the kubelet), the job the image's reconcile project in check mode over this module's tenant namespace."""
+    runner = Path(sys.executable).parent / "ansible-runner"
+    private = tmp_path / "job"
+    shutil.copytree(REPO / "image" / "rootfs" / "usr" / "share" / "c5c3-orders" / "runner", private)
+    (private / "env").mkdir()
+    (private / "kubeconfig").write_text(flat_kubeconfig(Path(node["KUBECONFIG"])))  # the job's credential file
+    envvars = {"K8S_AUTH_KUBECONFIG": "/runner/job/kubeconfig"}
+    if node.get("C5C3_KEYSTONE_INTERNAL_URLS"):
+        envvars["C5C3_KEYSTONE_INTERNAL_URLS"] = node["C5C3_KEYSTONE_INTERNAL_URLS"]
+    (private / "env" / "envvars").write_text(yaml.safe_dump(envvars))
+    (private / "env" / "extravars").write_text(yaml.safe_dump({"c5c3_reconcile_namespaces": [tenant]}))
+    (private / "env" / "cmdline").write_text("--check")
+    packed = subprocess.run([str(runner), "transmit", str(private), "-p", "reconcile.yml"], capture_output=True,
+                            timeout=120, cwd=tmp_path)
+    assert packed.returncode == 0, packed.stderr[-2000:]
+    name = unique("ee-job")
+    pod = {"apiVersion": "v1", "spec": {
+        "hostNetwork": True, "automountServiceAccountToken": False, "restartPolicy": "Never",
+        "containers": [{"name": "ee", "image": image, "imagePullPolicy": "Never", "stdin": True, "stdinOnce": True,
+                        "command": ["ansible-runner", "worker", "--private-data-dir=/runner/job"],
+                        "securityContext": {"runAsNonRoot": True, "allowPrivilegeEscalation": False,
+                                            "capabilities": {"drop": ["ALL"]}}}]}}
+    worker = subprocess.run(["kubectl", "--kubeconfig", node["KUBECONFIG"], "-n", tenant, "run", name, "-i", "--rm",
+                             "--restart=Never", f"--image={image}", f"--overrides={json.dumps(pod)}",
+                             "--pod-running-timeout=2m"],
+                            input=packed.stdout, capture_output=True, timeout=600)
+    assert worker.returncode == 0, worker.stderr.decode()[-2000:]
+    result = tmp_path / "result"
+    result.mkdir()
+    processed = subprocess.run([str(runner), "process", str(result)], input=worker.stdout, capture_output=True,
+                               timeout=120)
+    assert processed.returncode == 0, processed.stderr.decode()[-2000:]
+    artifacts = result / "artifacts"
+    stdout = (artifacts / "stdout").read_text()
+    assert (artifacts / "status").read_text().strip() == "successful", stdout[-3000:]
+    assert (artifacts / "rc").read_text().strip() == "0"
+    summary = re.search(r"c5c3\.orders pass \(check mode\): clusters=management orders=\d+ .*errors=0", stdout)
+    assert summary, stdout[-3000:]
+    events = [json.loads(p.read_text()) for p in (artifacts / "job_events").glob("*.json")]
+    assert {"playbook_on_start", "runner_on_ok", "playbook_on_stats"} <= {e.get("event") for e in events}
+    print(f"\ntransmit | kubectl run -i {image} ansible-runner worker | process: {summary.group(0)}")
