@@ -134,6 +134,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     setup_logging(args.log_level, args.log_file)
     log = logging.getLogger("c5c3_orders_controller")
+    from .skew import refuse_on_skew
+    refused = refuse_on_skew(os.environ, log)
+    if refused:
+        return refused
 
     from .runner import allowed_environment
     if args.target_clusters_dir:  # the reconcile role reads the registered clusters from there itself

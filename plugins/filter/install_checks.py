@@ -8,6 +8,8 @@
   the SecretStore each ControlPlane backs its passwords up through (``plugins/module_utils/orders/secretstore.py``),
   each one missing named once, so an install on an unprepared cluster fails before it applies anything instead of
   leaving a controller whose every pass fails.
+- ``install_image_skew``: whether the image's tag names another collection version than the role's, so that a skew is
+  refused before anything is applied (docs/install.md, "Version skew").
 - ``install_rollout_complete`` / ``install_rollout_failure``: whether the controller Deployment rolled out (as
   ``kubectl rollout status`` judges it) and, when not, one line naming each Pod's state and reason - the image it
   cannot pull, the exit code of a crash loop, why it is not scheduled - instead of a bare timeout.
@@ -18,6 +20,8 @@ the rules are unit-tested (tests/unit/install/).
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+import re
 
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import (
     CONTROLPLANE,
@@ -290,9 +294,29 @@ def rollout_failure(deployment, pods=None, timeout=None):
     return "; ".join(parts)
 
 
+_VERSION_TAG = re.compile(r"^v?(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?)$")
+
+
+def image_skew(image, version):
+    """``""`` unless ``image``'s tag names a collection version other than ``version`` (the role's); a tag that is no
+    version (``latest``, a branch) or no tag at all cannot tell, and the container checks at its start instead
+    (controller/c5c3_orders_controller/skew.py)."""
+    ref = _str(image).split("@", 1)[0]
+    name, sep, tag = ref.rpartition(":")
+    if not sep or "/" in tag:
+        return ""
+    found = _VERSION_TAG.match(tag)
+    if not found or found.group(1) == _str(version):
+        return ""
+    return ("c5c3.orders: version skew: the image %s is c5c3.orders %s, this install role is %s; install the image "
+            "of %s (c5c3_install_image) or allow the skew (c5c3_install_allow_version_skew); nothing was applied"
+            % (_str(image), found.group(1), _str(version), _str(version)))
+
+
 class FilterModule(object):
     def filters(self):
         return {
+            "install_image_skew": image_skew,
             "install_missing_prerequisites": missing_prerequisites,
             "install_rollout_complete": rollout_complete,
             "install_rollout_failure": rollout_failure,

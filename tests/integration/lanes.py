@@ -65,6 +65,7 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
         "test_faults_e2e.py",
         "test_install.py",
         "test_gitops_render.py",
+        "test_uninstall.py",
     ],
     # installs of the image (in-cluster, least privilege) and the collection as users get it: each has run-unique names (its admission policies
     # bind its own ServiceAccount only, its controller watches its own tenant namespace); the CRDs they apply are

@@ -32,7 +32,8 @@ def _current_user(doc: Mapping[str, Any]) -> Tuple[int, Mapping[str, Any]]:
     users = doc.get("users") or []
     for index, user in enumerate(users):
         if isinstance(user, dict) and user.get("name") == context["user"]:
-            return index, user.get("user") if isinstance(user.get("user"), dict) else {}
+            found = user.get("user")
+            return index, found if isinstance(found, dict) else {}
     raise KubeconfigError(f"the kubeconfig has no user {context['user']!r}")
 
 
