@@ -235,6 +235,39 @@ def secret_template_refusals(cases: Cases) -> list[Case]:
     return out
 
 
+# Go's time.ParseDuration syntax, which the reconciler reads (plugins/module_utils/orders/specduration.py).
+GO_DURATION = r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"
+
+
+def schedule_refusals(cases: Cases, name: str, slug: str) -> list[Case]:
+    """One refusal per constraint of a rotation schedule ``spec.<name>`` {interval, overlap} (BucketCredential's
+    ``rotation``, ObjectStoreAccount's ``rootKeyRotationSchedule``: plugins/module_utils/objectstorage/rotationspec.py
+    reads both): each duration's format, pattern and length, the interval's bounds, the overlap's floor and that it is
+    shorter than the interval."""
+    def case(case_slug, title, covers, error, path, value):
+        return cases.created(f"{slug}-{case_slug}", title, covers, error, path, **{name: value})
+
+    out = [c for field in ("interval", "overlap") for c in (
+        case(f"{field}-not-a-duration", f"{name}.{field} that is no duration", "format",
+             f"spec.{name}.{field} in body must be of type duration", f"spec.{name}.{field}", {field: "monthly"}),
+        case(f"{field}-day-unit", f"{name}.{field} in days, which format duration alone admits", "pattern",
+             f"spec.{name}.{field} in body should match '{GO_DURATION}'", f"spec.{name}.{field}", {field: "30d"}),
+        case(f"{field}-65", f"{name}.{field} of 65 characters (the reconciler reads at most 64)", "maxLength",
+             "Too long: may not be more than 64 bytes", f"spec.{name}.{field}", {field: "1" + "0" * 62 + "ns"}),
+    )]
+    return out + [
+        case("interval-9s", f"{name}.interval between 0s and 10s", "rule", f"{name}.interval is 0s or at least 10s",
+             f"spec.{name}.interval", {"interval": "9s"}),
+        case("interval-87601h", f"{name}.interval above 87600h", "rule", f"{name}.interval is at most 87600h",
+             f"spec.{name}.interval", {"interval": "87601h"}),
+        case("overlap-500ms", f"{name}.overlap below 1s", "rule", f"{name}.overlap is at least 1s",
+             f"spec.{name}.overlap", {"overlap": "500ms"}),
+        case("overlap-not-shorter", f"{name}.overlap as long as the interval", "rule",
+             f"{name}.overlap must be shorter than {name}.interval", f"spec.{name}",
+             {"interval": "1h", "overlap": "60m"}),
+    ]
+
+
 def secret_template_admitted(make: Callable[..., dict]) -> list[Case]:
     """The template a reloader reads, and keys and values at the edge of each bound."""
     labels = {"app.kubernetes.io/part-of": "billing", "team": "", "p" * 253 + "/" + "n" * 63: "v" * 63}

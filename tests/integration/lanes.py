@@ -51,6 +51,8 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
         "test_objectstorage_e2e.py",
         "test_objectstorage_flows_e2e.py",
         "test_objectstorage_revocation_e2e.py",
+        "test_objectstorage_rollout_e2e.py",
+        "test_objectstorage_root_rotation_schedule_e2e.py",
         "test_objectstorage_rotation_schedule_e2e.py",
         "test_rgw_store_info.py",
         "test_smoke_controllers.py",

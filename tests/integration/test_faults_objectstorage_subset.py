@@ -1,13 +1,15 @@
 """A few object-storage rows of the fault matrix (``make faults``, tests/faults/) in every ``make test``.
 
 Only faults that disturb nobody else run here, on the shared stack's Tentacle gateway: the reconcile pass SIGKILLed
-right after the gateway answered a write, before the pass could record what it did, at the two riskiest points of a
-BucketCredential's life: right after the order's own key was created (CreateAccessKey; its key Secret not yet
-written) and right after slot 1's key was deleted when the slot was removed. Freezing or killing the gateway, and
-stopping OpenBao or ESO while a key is issued, run only in ``make faults`` on the matrix's own stack. Each row uses a
-fresh tenant namespace, order and RGW account, with the gateway observer (tests/faults/c5c3faults/ostorage.py)
-sampling throughout; a row must converge with zero violations: no key delivered before its backup, no key left
-live without a record, never more keys on the IAM user than planned, every key rejected once the order is gone.
+right after the gateway answered a write, before the pass could record what it did, at the riskiest points of a
+key's life: right after the order's own key was created (CreateAccessKey; its key Secret not yet written), right
+after slot 1's key was deleted when the slot was removed, and right after a scheduled root key rotation deleted the
+old root key once its overlap ended (before the pass recorded the rotation as done). Freezing or killing the
+gateway, and stopping OpenBao or ESO while a key is issued, run only in ``make faults`` on the matrix's own stack.
+Each row uses a fresh tenant namespace, order and RGW account, with the gateway observer
+(tests/faults/c5c3faults/ostorage.py) sampling throughout; a row must converge with zero violations: no key
+delivered before its backup, no key left live without a record, never more keys on the IAM user than planned, every
+key rejected once the order is gone.
 """
 import sys
 from pathlib import Path
@@ -30,6 +32,9 @@ ROWS = [
         lambda: KillPass(after_match=KEY_ISSUE), detail="right after the order's key is created", kind=OS),
     Row("gateway-sigkill/revoke-slot/after-revoke", "pass SIGKILLed", "revoke-slot",
         lambda: KillPass(after_match=KEY_REVOKE), detail="right after slot 1's key is deleted", kind=OS),
+    # the phase's one delete is the old root key's, after the overlap (docs/objectstoreaccount-crd.md)
+    Row("gateway-sigkill/rotate-root-scheduled/after-old-root-key", "pass SIGKILLed", "rotate-root-scheduled",
+        lambda: KillPass(after_match=KEY_REVOKE), detail="right after the old root key is deleted", kind=OS),
 ]
 
 

@@ -435,6 +435,22 @@ def _management_matrix(install, mode, tenant, other):
         ("impersonate", "users", None, None, False),
         ("create", "pods", None, ns, False),
         ("create", "pods", "exec", ns, False),
+        # read only, in assigned namespaces: who consumes a delivered Secret (spec.revokeAfterRollout)
+        ("list", "pods", None, t, True),
+        ("get", "pods", None, t, True),
+        ("list", "deployments.apps", None, t, True),
+        ("list", "replicasets.apps", None, t, True),
+        ("list", "statefulsets.apps", None, t, True),
+        ("list", "daemonsets.apps", None, t, True),
+        ("list", "jobs.batch", None, t, True),
+        ("watch", "pods", None, t, False),
+        ("create", "pods", None, t, False),
+        ("delete", "pods", None, t, False),
+        ("create", "pods", "exec", t, False),
+        ("patch", "deployments.apps", None, t, False),
+        ("list", "pods", None, "*", False),
+        ("list", "pods", None, other, False),
+        ("list", "pods", None, "kube-system", False),
         ("list", "configmaps", None, "*", False),
         ("list", "nodes", None, None, False),
     ]
@@ -973,6 +989,10 @@ def _target_matrix(access, granted):
             ("create", "users.openstack.k-orc.cloud", None, ns, False),
             ("create", "rolebindings.rbac.authorization.k8s.io", None, ns, False),
             ("create", "pods", None, ns, False),
+            ("list", "pods", None, ns, yes),
+            ("list", "deployments.apps", None, ns, yes),
+            ("list", "jobs.batch", None, ns, yes),
+            ("delete", "pods", None, ns, False),
         ]
     return rows
 

@@ -86,12 +86,19 @@ def event_manifest(action: plan.RecordEvent, now: datetime) -> Dict[str, Any]:
 
 
 def status_patch(old_status: Optional[Mapping[str, Any]], new_status: Mapping[str, Any]) -> Dict[str, Any]:
-    """A merge patch that turns ``old_status`` into ``new_status`` (removed keys become null)."""
-    patch = dict(new_status)
-    for key in old_status or {}:
-        if key not in new_status:
+    """A merge patch that turns ``old_status`` into ``new_status`` (removed keys become null, in nested objects too:
+    a merge patch merges an object it names, so a key dropped from ``status.rollout`` would otherwise stay)."""
+    return {"status": _removing(old_status or {}, new_status)}
+
+
+def _removing(old: Mapping[str, Any], new: Mapping[str, Any]) -> Dict[str, Any]:
+    patch = dict(new)
+    for key, value in old.items():
+        if key not in new:
             patch[key] = None
-    return {"status": patch}
+        elif isinstance(value, Mapping) and isinstance(new[key], Mapping):
+            patch[key] = _removing(value, new[key])
+    return patch
 
 
 @dataclass

@@ -41,6 +41,14 @@ SECRET = Resource("v1", "Secret", "secrets")
 EVENT = Resource("v1", "Event", "events")
 PUSHSECRET = Resource("external-secrets.io/v1alpha1", "PushSecret", "pushsecrets")
 SECRETSTORE = Resource("external-secrets.io/v1", "SecretStore", "secretstores")
+# read only, for spec.revokeAfterRollout (objectstorage/consumers.py): who consumes a delivered Secret
+POD = Resource("v1", "Pod", "pods")
+DEPLOYMENT = Resource("apps/v1", "Deployment", "deployments")
+REPLICASET = Resource("apps/v1", "ReplicaSet", "replicasets")
+STATEFULSET = Resource("apps/v1", "StatefulSet", "statefulsets")
+DAEMONSET = Resource("apps/v1", "DaemonSet", "daemonsets")
+JOB = Resource("batch/v1", "Job", "jobs")
+WORKLOADS = (DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB)
 
 _BY_KIND = {(r.api_version, r.kind): r for r in (
     KEYSTONEUSER, BUCKETCREDENTIAL, OBJECTSTORE, OBJECTSTOREACCOUNT, CONTROLPLANE, ROLE_ASSIGNMENT, APP_CREDENTIAL,

@@ -19,6 +19,7 @@ Per-bucket credentials with two key slots on Ceph RGW accounts (docs/object-stor
 | 2.5 Non-downgrade                                                | account.py (``decide_account``, ``_gateway_error``) |
 | 2 The tenant namespace's uid binds the account (``NamespaceReplaced``) | account.py, passes/objectstorage.py (reads it) |
 | 2.6 Root key rotation; refused while legacy buckets remain      | account.py (``_stage``); a migrated bucket is never legacy again |
+| 2.6 Scheduled root key rotation with overlap (opt-in)           | rootschedule.py, rotationspec.py, account.py (``_stage``, ``_overlap``) |
 | 3. BucketCredential admission, one order per bucket             | credential.py (``decide_credential``, ``_holder``) |
 | 3. The holder keeps its bucket; what it holds is recorded        | claim.py (``status.admittedAs``), credential.py (``_holder``) |
 | 3. A missing store and a store that does not admit answer alike  | credential.py (``_no_store``) |
@@ -26,6 +27,7 @@ Per-bucket credentials with two key slots on Ceph RGW accounts (docs/object-stor
 | 3. Slots: issue, overlap, revoke last, last key protected       | slots.py, credential.py |
 | 3. Scheduled rotation with overlap; spec.slots never edited     | schedule.py, rotationspec.py, credential.py (``_schedule``) |
 | 3. A removed slot is revoked in that pass; the key limit of 4    | slots.py (``revoke_first``), credential.py (``_bucket``) |
+| 3. Revoke after consumers rolled out (opt-in, with a deadline)   | consumers.py, rollout.py, credential.py (``_rollout_gate``) |
 | 3. Policies the order did not write are drift, never removed     | credential.py (``_policy_drift``) |
 | 3. Untracked keys reported, never deleted                       | slots.py, credential.py |
 | 3. Delivered Secret ``<name>-s3``, backup first                  | credential.py (``_deliver``; orders/backup.py, orders/delivery.py) |

@@ -28,7 +28,8 @@ number); docs/objectstoreaccount-crd.md. In a pass, per account:
    lists them); otherwise create a new root key signed by the root and persist it in the key Secret at once
    (``gateway.IssueKey``: a key that cannot be persisted is deleted again), wait for its backup, then delete the
    old key signed with the new one, and report -- never delete -- any other key on the root (an Event and the
-   message);
+   message). ``spec.rootKeyRotationSchedule`` starts the same rotation once the key is older than its interval
+   and keeps the old key for the overlap (rootschedule.py);
 6. the stage: AccountKey (shared), MigrateBuckets (adopted, legacy buckets remain), RotateAccountKey (none remain,
    the root key predates the migration), Complete.
 Every gateway action raises a Kubernetes Event on the account.
@@ -36,10 +37,10 @@ Every gateway action raises a Kubernetes Event on the account.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming, rootschedule
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway import (
     ACCOUNT,
     ADMIN,
@@ -265,6 +266,10 @@ class AccountFields:
     key_user: str = ""                          # the RGW uid whose key the account was set up with
     migrated_buckets: Tuple[str, ...] = ()      # served by a credential of their own once: never legacy again
     orphaned_buckets: Tuple[str, ...] = ()      # migrated, retained, and no BucketCredential names them any more
+    # The root key schedule (rootschedule.py), set while it is on or an overlap runs:
+    root_key_created: Optional[datetime] = None      # when the key <account>-root-key carries was created
+    next_root_key_rotation: Optional[datetime] = None
+    root_key_overlap_ends: Optional[datetime] = None  # a scheduled rotation's old key works until then
 
     def render(self) -> Dict[str, Any]:
         status: Dict[str, Any] = {}
@@ -278,6 +283,11 @@ class AccountFields:
                 status[key] = list(buckets[:MAX_LEGACY_BUCKETS])
         if self.root_key_rotation:
             status["rootKeyRotation"] = self.root_key_rotation
+        for key, moment in (("rootKeyCreated", self.root_key_created),
+                            ("nextRootKeyRotation", self.next_root_key_rotation),
+                            ("rootKeyOverlapEnds", self.root_key_overlap_ends)):
+            if moment is not None:
+                status[key] = timestamps.render(moment)
         return status
 
     def summary(self) -> Dict[str, Any]:
@@ -298,6 +308,9 @@ def _carried(raw: Any) -> AccountFields:
         root_key_rotation=rotation if isinstance(rotation, int) and not isinstance(rotation, bool) else 0,
         root_key_secret=text(dig(status, "rootKeySecretName")), key_user=text(dig(status, "keyUser")),
         migrated_buckets=_names(status, "migratedBuckets"), orphaned_buckets=_names(status, "orphanedBuckets"),
+        root_key_created=timestamps.parse(dig(status, "rootKeyCreated")),
+        next_root_key_rotation=timestamps.parse(dig(status, "nextRootKeyRotation")),
+        root_key_overlap_ends=timestamps.parse(dig(status, "rootKeyOverlapEnds")),
     )
 
 
@@ -535,6 +548,8 @@ def _keys(run: _Pass, info: Mapping[str, Any]) -> Decision:
     # The rotation the gateway holds: a new account's key counts as rotated at once; a legacy key is rotation 1.
     rotation_applied = run.fields.root_key_rotation or (spec.root_key_rotation if run.mode == NEW else 1)
     in_flight = recorded.get("rotation", "")
+    # The old key of a rotation is gone at the gateway: the rotation is complete, whatever status its pass wrote.
+    finished = bool(retiring) and retiring not in live_ids and current in live_ids and in_flight.isdigit()
     if current not in live_ids:
         if not gateway_keys:
             run.call(ADMIN, "admin.create_key", f"give user {run.uid} a key", uid=run.uid)
@@ -546,6 +561,8 @@ def _keys(run: _Pass, info: Mapping[str, Any]) -> Decision:
         recorded = {ACCESS_KEY: current, SECRET_KEY: text(chosen.get("secret_key"))}
     if retiring and retiring not in live_ids:
         retiring = ""  # the old key is gone: the rotation is complete
+    if finished:
+        rotation_applied = _finished(run, int(in_flight), rotation_applied)
     rotation_text = in_flight if retiring and in_flight.isdigit() else str(rotation_applied)
     document = {ACCESS_KEY: current, SECRET_KEY: recorded.get(SECRET_KEY, ""), "rotation": rotation_text}
     if retiring:
@@ -623,28 +640,52 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
     wanted = spec.root_key_rotation
     fields = replace(run.fields, legacy_buckets=legacy)
 
+    schedule = spec.root_key_schedule
     if retiring:  # a rotation in flight: the new key is recorded and backed up (the gate above): retire the old
+        scheduled = rootschedule.is_scheduled(in_flight, wanted)
+        created = _new_key_created(run, in_flight)
+        timing = replace(fields, root_key_created=created if schedule.on or scheduled else None,
+                         next_root_key_rotation=rootschedule.next_rotation(created, schedule))
+        retire = rootschedule.retirement(schedule, scheduled, run.fields.root_key_overlap_ends, run.snap.now)
+        stage = STAGE_COMPLETE if not legacy else STAGE_MIGRATE
+        if not retire.now and retire.overlap_ends is not None:
+            return _overlap(run, migrated, replace(timing, stage=stage, root_key_rotation=in_flight,
+                                                   root_key_overlap_ends=retire.overlap_ends), retire, untracked)
+        if scheduled and retire.overlap_ends is not None:
+            run.event("RootKeyOverlapEnded", f"the overlap of root key rotation {in_flight} of RGW account "
+                                             f"{run.account_id} ended; the previous root key is deleted now")
         index = run.call(ACCOUNT, "iam.delete_access_key", "retire the previous root key, signed with the new one",
                          ok_codes=("NoSuchEntity",), access_key_id=retiring, user=None)
         if _intent(run) is not None:
             run.out.act(_intent_patch(run, None))
         note = f"; other keys on the root, reported and never deleted: {len(untracked)}" if untracked else ""
-        run.event("AccountKeyRotated", f"the root key of RGW account {run.account_id} was rotated to rotation "
-                                       f"{in_flight}; the previous key is rejected from now on{note}")
+        run.event("RootKeyRevoked" if scheduled else "AccountKeyRotated",
+                  f"the root key of RGW account {run.account_id} was rotated to rotation {in_flight}; the previous "
+                  f"key is rejected from now on{note}")
         if untracked:
             run.event("UntrackedRootKeys", f"the root of RGW account {run.account_id} holds {len(untracked)} other "
                                            "key(s) the operator did not make: reported, never deleted; review them on "
                                            "the gateway", event_type="Warning")
-        done = replace(fields, stage=STAGE_COMPLETE if not legacy else STAGE_MIGRATE, root_key_rotation=in_flight)
+        done = replace(timing, stage=stage, root_key_rotation=in_flight, root_key_overlap_ends=None)
         fields = replace(fields, root_key_rotation=rotation_applied)
         run.out.claim(index, fields, {ACCOUNT_KEY_ROTATED: Verdict(False, WAITING_FOR_GATEWAY,
                                                                    "retiring the previous root key")})
         return _decide(run.snap, run.out, done, migrated, _rotated_verdict(run, in_flight, untracked), PROGRESS)
 
-    if wanted > rotation_applied:
+    created = run.fields.root_key_created or rootschedule.key_created(run.key_secret, run.snap.now)
+    due_at = rootschedule.next_rotation(created, schedule)
+    fields = replace(fields, root_key_created=created if schedule.on else None, next_root_key_rotation=due_at,
+                     root_key_overlap_ends=None)
+    due = wanted <= rotation_applied and due_at is not None and run.snap.now >= due_at
+    held = ""
+    if due and untracked:  # RGW's key limit: a rotation never adds a key beside keys nobody here knows
+        due, held = False, ("; the scheduled root key rotation waits until the root holds no key the operator did "
+                            "not make")
+    target = wanted if wanted > rotation_applied else (rotation_applied + 1 if due else 0)
+    if target:
         if legacy:
             blocked = Verdict(False, LEGACY_BUCKETS_REMAIN, (
-                f"the root key rotation to {wanted} waits until no bucket depends on the account key; give these "
+                f"the root key rotation to {target} waits until no bucket depends on the account key; give these "
                 f"buckets a BucketCredential of their own first: {', '.join(legacy[:50])}"
                 + (f" (and {len(legacy) - 50} more)" if len(legacy) > 50 else "")))
             return _decide(run.snap, run.out, replace(fields, stage=STAGE_MIGRATE), migrated, blocked, requeue.REFUSAL)
@@ -652,15 +693,21 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
                   "metadata": {"name": run.names.root_key, "namespace": run.names.namespace,
                                "labels": dict(run.names.labels)},
                   "data": {}}
+        if due:
+            run.event("RootKeyRotationStarted", f"the root key of RGW account {run.account_id}, created "
+                                                f"{timestamps.render(created)}, is older than the rotation interval; "
+                                                "the previous key keeps working for the overlap")
         run.out.act(_intent_patch(run, sorted(k for k in live_ids if k in untracked or k in (current, retiring))))
         run.out.act(IssueKey(run.store.key, spec.identity.name, None, secret, write="apply",
-                             key_fields=(ACCESS_KEY, SECRET_KEY), why=f"rotate the root key to rotation {wanted}",
-                             extra={"rotation": str(wanted), RETIRING: current}))
-        run.event("AccountKeyRotationStarted", f"a new root key was issued for RGW account {run.account_id}; the "
-                                               "previous one is retired once the new one is backed up")
+                             key_fields=(ACCESS_KEY, SECRET_KEY), why=f"rotate the root key to rotation {target}",
+                             extra={"rotation": str(target), RETIRING: current}))
+        run.event("RootKeyIssued" if due else "AccountKeyRotationStarted",
+                  f"a new root key was issued for RGW account {run.account_id}; the previous one is retired once "
+                  "the new one is backed up" + (" and the overlap has passed" if due else ""))
         run.out.come_back(PROGRESS)
         return _decide(run.snap, run.out, replace(fields, stage=STAGE_ROTATE), migrated,
-                       Verdict(False, WAITING_FOR_GATEWAY, f"rotating the root key to rotation {wanted}"), PROGRESS)
+                       Verdict(False, WAITING_FOR_GATEWAY, f"rotating the root key to rotation {target}"), PROGRESS)
+    wait = requeue.earliest([requeue.REFUSAL, requeue.until(due_at, run.snap.now) if due_at else None])
 
     if run.mode == ADOPT and not rotated_before:
         stage = STAGE_MIGRATE if legacy else STAGE_ROTATE
@@ -669,13 +716,50 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
             + (f"give these buckets a BucketCredential of their own, then raise spec.rootKeyRotation: "
                f"{', '.join(legacy[:50])}" if legacy else "raise spec.rootKeyRotation to rotate it")))
         return _decide(run.snap, run.out, replace(fields, stage=stage, root_key_rotation=rotation_applied), migrated,
-                       pending, requeue.REFUSAL)
+                       pending, wait)
     done = replace(fields, stage=STAGE_COMPLETE if not legacy else STAGE_MIGRATE, root_key_rotation=rotation_applied)
-    return _decide(run.snap, run.out, done, migrated, _rotated_verdict(run, rotation_applied, untracked),
-                   requeue.REFUSAL)
+    verdict = _rotated_verdict(run, rotation_applied, untracked)
+    return _decide(run.snap, run.out, done, migrated, replace(verdict, message=verdict.message + held), wait)
 
 
-ROOT_ROTATION_SINCE_ANNOTATION = "c5c3.io/root-rotation-since"  # a rotation began: its new key may exist
+def _overlap(run: _Pass, migrated: Verdict, fields: AccountFields, retire: rootschedule.Retirement,
+             untracked: Sequence[str]) -> Decision:
+    """A scheduled rotation's new root key is backed up and signs everything; the previous one keeps working until
+    the overlap ends, when the pass comes back to delete it."""
+    ends = timestamps.render(retire.overlap_ends) if retire.overlap_ends is not None else ""
+    if retire.started:
+        run.event("RootKeyBackedUp", f"the new root key of RGW account {run.account_id} (rotation "
+                                     f"{fields.root_key_rotation}) is backed up to OpenBao")
+        run.event("RootKeyOverlapStarted", f"both root keys of RGW account {run.account_id} work until {ends}; the "
+                                           "previous one is deleted then")
+    verdict = _rotated_verdict(run, fields.root_key_rotation, untracked)
+    verdict = replace(verdict, message=f"{verdict.message}; the previous root key keeps working until {ends}")
+    wait = requeue.until(retire.overlap_ends, run.snap.now) if retire.overlap_ends is not None else None
+    return _decide(run.snap, run.out, fields, migrated, verdict, wait or requeue.MINIMUM)
+
+
+def _new_key_created(run: _Pass, rotation: int) -> datetime:
+    """When the key of ``rotation`` (the one the key Secret carries) was created: as the status recorded it once
+    a pass saw that rotation, else as the key Secret tells (rootschedule.key_created)."""
+    if run.fields.root_key_rotation >= rotation and run.fields.root_key_created is not None:
+        return run.fields.root_key_created
+    return rootschedule.key_created(run.key_secret, run.snap.now)
+
+
+def _finished(run: _Pass, rotation: int, applied: int) -> int:
+    """The pass after a rotation's old key went (or after the pass that deleted it died before its status): the
+    rotation the gateway holds, its intent cleared, the schedule's completion reported."""
+    if _intent(run) is not None:
+        run.out.act(_intent_patch(run, None))
+    if rootschedule.is_scheduled(rotation, run.spec.root_key_rotation):
+        run.event("RootKeyRotationCompleted", f"the previous root key of RGW account {run.account_id} is gone; "
+                                              f"rotation {rotation} is the only root key the operator holds")
+    run.fields = replace(run.fields, root_key_created=_new_key_created(run, rotation), root_key_overlap_ends=None,
+                         root_key_rotation=max(rotation, applied))
+    return max(rotation, applied)
+
+
+ROOT_ROTATION_SINCE_ANNOTATION = rootschedule.ROTATION_SINCE_ANNOTATION  # a rotation began: its new key may exist
 ROOT_KEYS_BEFORE_ANNOTATION = "c5c3.io/root-keys-before"       # the root's keys when it began (ids only)
 
 

@@ -33,6 +33,7 @@ from datetime import timedelta
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import claim, naming, schedule, slots as keys
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import rollout as rollouts
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.claim import CredentialRecord
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.account import (
     ACCESS_KEY,
@@ -78,6 +79,7 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.reasons 
     STORE_NOT_READY,
     WAITING_FOR_ACCOUNT,
     WAITING_FOR_KEYS,
+    WAITING_FOR_ROLLOUT,
 )
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot import (
     CHILDREN,
@@ -167,6 +169,7 @@ class CredentialFields:
     retiring: Tuple[Tuple[int, str, int], ...] = ()  # (slot, accessKeyID, generation): live, revoked soon
     rotation: Optional[schedule.RotationState] = None  # status.rotation: the schedule's state (schedule.py)
     next_rotation: str = ""  # status.nextRotation
+    rollout: Optional[rollouts.RolloutState] = None  # status.rollout: spec.revokeAfterRollout's record (rollout.py)
 
     def render(self) -> Dict[str, Any]:
         status: Dict[str, Any] = {}
@@ -186,6 +189,8 @@ class CredentialFields:
             status[schedule.NEXT_ROTATION] = self.next_rotation
         if self.rotation is not None:
             status[schedule.FIELD] = self.rotation.render()
+        if self.rollout is not None:
+            status[rollouts.FIELD] = self.rollout.render()
         if self.retiring:
             status["retiringKeys"] = [{"slot": s, "accessKeyID": k, "generation": g} for s, k, g in self.retiring]
         if self.untracked:
@@ -223,6 +228,7 @@ def _carried(raw: Any, secret_name: str) -> CredentialFields:
         rotation=schedule.parse_state(dig(status, schedule.FIELD)),
         next_rotation=text(dig(status, schedule.NEXT_ROTATION)) if timestamps.parse(
             dig(status, schedule.NEXT_ROTATION)) else "",
+        rollout=rollouts.parse_state(dig(status, rollouts.FIELD)),
     )
 
 
@@ -510,7 +516,8 @@ def _shared(run: _Pass) -> Decision:
     stop = _ensure_bucket(run, None)
     if stop is not None:
         return stop
-    run.fields = replace(run.fields, scope=SCOPE_ACCOUNT, slots=(), untracked=0, rotation=None, next_rotation="")
+    run.fields = replace(run.fields, scope=SCOPE_ACCOUNT, slots=(), untracked=0, rotation=None, next_rotation="",
+                         rollout=None)
     document = _document(run, {}, (data[ACCESS_KEY], data[SECRET_KEY]))
     delivery, delivered, _settled = _deliver(run, document, "account key")
     fields = replace(run.fields, delivered=delivered)
@@ -581,7 +588,8 @@ def _bucket(run: _Pass) -> Decision:
     run.fields = replace(run.fields, scope=BUCKET, slots=current_slots, untracked=len(plan.untracked))
 
     kept = {**desired, **dict([step.retiring] if step.retiring else [])}
-    early = keys.revoke_first(plan, kept, _consumer_keys(run), len(live))  # a retiring scheduled key waits
+    early = keys.revoke_first(plan, kept, _consumer_keys(run), len(live),  # a retiring scheduled key waits
+                              removed_at_once=not spec.rollout.on)
     for record in early.revoke:
         _revoke(run, record, "the slot was removed from spec.slots" if record.slot not in desired else
                 "room for its successor under the gateway's key limit")
@@ -618,13 +626,24 @@ def _bucket(run: _Pass) -> Decision:
 
     document = _document(run, plan.current, None)
     delivery, delivered, settled = _deliver(run, document, "keys")
-    if settled:  # the consumer holds every current key: retired keys may go now
+    gate = _rollout_gate(run, plan.current, retiring, delivered, settled)
+    if step.retiring is not None and spec.rollout.on and (gate is None or gate.open):
+        run.out.come_back(PROGRESS)  # the schedule's next step (_schedule leaves it to the gate)
+    if settled and (gate is None or gate.open):  # the consumer holds every current key: retired keys may go now
+        why = "its successor is delivered" if gate is None else "its successor is delivered and " + (
+            "the rollout deadline passed" if gate.deadline_passed else "its consumers rolled out")
         for record in retiring:
-            _revoke(run, record, "its successor is delivered")
+            _revoke(run, record, why)
         retiring = []
         run.fields = replace(run.fields, retiring=())
     held = ", ".join(str(s) for s in sorted(plan.current))
-    if retiring:
+    if retiring and gate is not None and not gate.open and run.fields.rollout is not None:
+        credential = Verdict(True, WAITING_FOR_ROLLOUT, (
+            f"IAM user {user} holds the key(s) of slot(s) {held}; the old key(s) of slot(s) "
+            f"{', '.join(str(r.slot) for r in retiring)} still work until "
+            + _waiting_text(gate) + " at the latest until "
+            + timestamps.render(gate.deadline or snap.now) + untracked_note))
+    elif retiring:
         credential = Verdict(False, REVOCATION_PENDING, (
             f"IAM user {user} holds the key(s) of slot(s) {held}; the replaced key(s) of slot(s) "
             f"{', '.join(str(r.slot) for r in retiring)} still work until the delivered Secret carries their "
@@ -634,8 +653,59 @@ def _bucket(run: _Pass) -> Decision:
             f"IAM user {user} holds the key(s) of slot(s) {held} with its inline policy and the bucket-policy "
             f"grant{untracked_note}"))
     fields = replace(run.fields, delivered=delivered)
-    wait = PROGRESS if (retiring or plan.stale) else requeue.REFUSAL
+    gated = gate is not None and not gate.open
+    wait = PROGRESS if ((retiring and not gated) or plan.stale) else requeue.REFUSAL
     return _decide(snap, run.out, fields, credential, delivery, wait)
+
+
+def _waiting_text(gate: rollouts.Gate) -> str:
+    """Who the gate waits for, for the CredentialReady message (names at most ``rollouts.MAX_NAMED``)."""
+    if not gate.waiting_for:
+        return f"the workloads of the namespace can be listed ({gate.unread}),"
+    named = ", ".join(gate.waiting_for[:rollouts.MAX_NAMED])
+    more = len(gate.waiting_for) - rollouts.MAX_NAMED
+    return (named + (f" and {more} more" if more > 0 else "")
+            + " run only pods started after the new key(s) were delivered,")
+
+
+def _rollout_gate(run: _Pass, current: Mapping[int, keys.KeyRecord], retiring: Sequence[keys.KeyRecord],
+                  delivered: bool, settled: bool) -> Optional[rollouts.Gate]:
+    """``spec.revokeAfterRollout`` (rollout.py): record when the Secret started carrying the current keys, and,
+    once it carries them and keys wait for revocation, whether their consumers have rolled out. None = no gate
+    (the order did not opt in); the gate's state goes into ``status.rollout`` and its Events are raised."""
+    policy = run.spec.rollout
+    if not policy.on:
+        run.fields = replace(run.fields, rollout=None)
+        return None
+    state = run.fields.rollout
+    if delivered:
+        state = rollouts.delivered(state, [r.access_key for r in current.values()], run.snap.now)
+    if state is None or not settled or not retiring:  # nothing waits at the gate in this pass
+        run.fields = replace(run.fields, rollout=replace(state, waiting_for=(), deadline=None) if state else None)
+        return None
+    gate = rollouts.judge(policy, state, run.snap.workloads, run.names.delivered, run.snap.now)
+    old = ", ".join(f"slot {r.slot} (generation {r.generation})" for r in retiring)
+    secret = f"Secret {run.spec.identity.namespace}/{run.names.delivered}"
+    if gate.open:
+        run.fields = replace(run.fields, rollout=replace(state, waiting_for=(), deadline=None))
+        if gate.deadline_passed:
+            who = ", ".join(gate.waiting_for[:rollouts.MAX_NAMED]) or f"unknown workloads ({gate.unread})"
+            run.out.act(RecordEvent(run.involved, "RolloutDeadlinePassed", (
+                f"the rollout deadline {timestamps.render(gate.deadline or run.snap.now)} passed while {who} still "
+                f"ran pods started before {secret} carried the new key(s); the old key(s) of {old} are revoked"),
+                run.snap.cluster, event_type="Warning"))
+        else:
+            run.event("ConsumersRolledOut", f"every workload consuming {secret} runs only pods started after it "
+                                            f"carried the new key(s); the old key(s) of {old} are revoked")
+        return gate
+    run.fields = replace(run.fields, rollout=replace(state, waiting_for=gate.waiting_for, deadline=gate.deadline))
+    if run.snap.workloads is not None and (gate.waiting_for != state.waiting_for or state.deadline is None):
+        who = ", ".join(gate.waiting_for[:rollouts.MAX_NAMED]) or f"the workloads to be listed ({gate.unread})"
+        run.event("RolloutWaiting", f"the old key(s) of {old} are revoked once {who} run only pods started after "
+                                    f"{secret} carried the new key(s), at the latest at "
+                                    f"{timestamps.render(gate.deadline or run.snap.now)}")
+    run.out.come_back(PROGRESS if run.snap.workloads is None else rollouts.wake(gate, run.snap.now))
+    return gate
 
 
 def _schedule(run: _Pass, records: Sequence[keys.KeyRecord], live: Set[str]) -> schedule.Step:
@@ -650,7 +720,7 @@ def _schedule(run: _Pass, records: Sequence[keys.KeyRecord], live: Set[str]) -> 
         run.event(reason, f"bucket {run.spec.bucket}: {message}")
     run.fields = replace(run.fields, rotation=step.state, next_rotation=timestamps.render(step.next_rotation)
                          if step.next_rotation is not None else "")
-    if step.soon:
+    if step.soon and not (step.retiring is not None and run.spec.rollout.on):  # the rollout gate decides then
         run.out.come_back(PROGRESS)
     if step.wake is not None:
         run.out.come_back(requeue.until(step.wake, run.snap.now))

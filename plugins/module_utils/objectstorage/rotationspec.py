@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: c5c3.orders contributors
 # Apache License 2.0 (see LICENSE)
-"""Reading a BucketCredential's ``spec.rotation`` without trusting admission.
+"""Reading a rotation schedule (a BucketCredential's ``spec.rotation``, an ObjectStoreAccount's
+``spec.rootKeyRotationSchedule``) without trusting admission.
 
 docs/bucketcredential-crd.md "Scheduled rotation": ``interval`` absent or ``0s`` = off, else between 10s and
 87600h; ``overlap`` at least 1s and shorter than the interval, by default 1h but at most half the interval. The
@@ -23,19 +24,21 @@ MAX_INTERVAL = timedelta(hours=87600)
 MIN_OVERLAP = timedelta(seconds=1)
 
 
-def parse_rotation(value: Any) -> RotationPolicy:
-    """The schedule ``spec.rotation`` asks for (off when absent)."""
-    rotation = expect_mapping(value, "spec.rotation", required=False)
-    interval = spec_duration(rotation.get("interval"), "spec.rotation.interval") or timedelta(0)
+def parse_rotation(value: Any, name: str = "rotation") -> RotationPolicy:
+    """The schedule ``spec.<name>`` asks for (off when absent): a BucketCredential's ``spec.rotation``, an
+    ObjectStoreAccount's ``spec.rootKeyRotationSchedule`` (docs/objectstoreaccount-crd.md); the messages are the
+    CRDs' own."""
+    rotation = expect_mapping(value, f"spec.{name}", required=False)
+    interval = spec_duration(rotation.get("interval"), f"spec.{name}.interval") or timedelta(0)
     if timedelta(0) < interval < MIN_INTERVAL:
-        raise OrderSpecError("rotation.interval is 0s or at least 10s")
+        raise OrderSpecError(f"{name}.interval is 0s or at least 10s")
     if interval > MAX_INTERVAL:
-        raise OrderSpecError("rotation.interval is at most 87600h")
-    overlap = spec_duration(rotation.get("overlap"), "spec.rotation.overlap")
+        raise OrderSpecError(f"{name}.interval is at most 87600h")
+    overlap = spec_duration(rotation.get("overlap"), f"spec.{name}.overlap")
     if overlap is None:
         return RotationPolicy(interval, default_overlap(interval))
     if overlap < MIN_OVERLAP:
-        raise OrderSpecError("rotation.overlap is at least 1s")
+        raise OrderSpecError(f"{name}.overlap is at least 1s")
     if interval > timedelta(0) and overlap >= interval:
-        raise OrderSpecError("rotation.overlap must be shorter than rotation.interval")
+        raise OrderSpecError(f"{name}.overlap must be shorter than {name}.interval")
     return RotationPolicy(interval, overlap)

@@ -125,17 +125,19 @@ class EarlyRevocation:
     room: int                 # how many keys the IAM user can take now
 
 
-def revoke_first(plan: KeyPlan, desired: Mapping[int, int], consumer: Set[str], live_count: int) -> EarlyRevocation:
+def revoke_first(plan: KeyPlan, desired: Mapping[int, int], consumer: Set[str], live_count: int,
+                 removed_at_once: bool = True) -> EarlyRevocation:
     """Which retired keys go at once, before the issue-backup-deliver sequence.
 
     - A removed slot is the tenant's explicit revoke: its key goes in this pass whatever else is down, as long as
       the consumer holds a current key (so it is never left without a working one); otherwise it waits for the
-      successor's delivery like a replaced key.
+      successor's delivery like a replaced key. ``removed_at_once`` False (``spec.revokeAfterRollout``,
+      ``rollout``): it always waits, like a replaced key, for the delivery and the consumers' rollout.
     - Never plan past the gateway's key limit: when the keys to issue do not fit beside the live ones (untracked
       keys included), retired keys go first, removed slots before replaced ones, oldest first -- but never the
       newest key the consumer holds while no current key is held. What still does not fit is not issued."""
     held_current = any(r.access_key in consumer for r in plan.current.values())
-    revoke = [r for r in plan.retired if r.slot not in desired] if held_current else []
+    revoke = [r for r in plan.retired if r.slot not in desired] if held_current and removed_at_once else []
     room = MAX_KEYS - live_count + len(revoke)
     if len(plan.to_issue) > room:
         keep = None

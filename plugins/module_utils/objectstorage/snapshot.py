@@ -45,6 +45,9 @@ CredentialSnapshot
   key id; ``value`` ``{"uid", "account_id"}``, 404 = the key is gone): the teardown's proof, signed by the store's
   admin credential, so it needs neither the account object nor its key;
 - ``read_failures``: what the edge could not read, by part, -> the error text;
+- ``workloads`` (credentials): the Pods and workload objects of the order's namespace (``consumers.Workloads``),
+  listed only for an order that opted in to ``spec.revokeAfterRollout`` and has a key awaiting revocation
+  (``rollout.waits``); None = not listed;
 - ``tenant_marks`` (credentials): the platform's allowlist as the pass read it (``orders.tenantmarks``); admission
   refuses an order (and does not rank a rival) in an assigned namespace without the mark. The default checks nothing.
 """
@@ -54,6 +57,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.consumers import Workloads
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.gateway import Read
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.tenantmarks import NO_MARKS, TenantMarks
 
@@ -117,3 +121,4 @@ class CredentialSnapshot:
     key_owners: Mapping[str, Read] = field(default_factory=dict)
     read_failures: Mapping[str, str] = field(default_factory=dict)
     tenant_marks: TenantMarks = NO_MARKS
+    workloads: Optional[Workloads] = None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.naming import CREATED_BY, CREATED_BY_ANNOTATION
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.rollout import RolloutPolicy, parse_policy
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.rotationspec import parse_rotation
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.schedule import RotationPolicy
 from ansible_collections.c5c3.orders.plugins.module_utils.orders.identity import (
@@ -100,6 +101,7 @@ class AccountSpec:
     migrate: bool
     root_key_rotation: int
     created_by_pass: bool      # the pass made this account (and, for a shared one, its plain user)
+    root_key_schedule: RotationPolicy = RotationPolicy()  # spec.rootKeyRotationSchedule: off unless an interval
 
 
 def parse_account(raw: Any) -> AccountSpec:
@@ -133,6 +135,7 @@ def _parse_account(raw: Any) -> AccountSpec:
         migrate=migrate,
         root_key_rotation=max(rotation, 1),
         created_by_pass=isinstance(annotations, dict) and annotations.get(CREATED_BY_ANNOTATION) == CREATED_BY,
+        root_key_schedule=parse_rotation(spec.get("rootKeyRotationSchedule"), "rootKeyRotationSchedule"),
     )
 
 
@@ -147,6 +150,7 @@ class CredentialSpec:
     slots: Tuple[Tuple[int, int], ...]  # (slot, generation), by slot
     secret_template: SecretTemplate = SecretTemplate()  # labels and annotations added to the delivered Secret
     rotation: RotationPolicy = RotationPolicy()  # spec.rotation: off unless an interval is set
+    rollout: RolloutPolicy = RolloutPolicy()  # spec.revokeAfterRollout: off when absent
 
     @property
     def desired(self) -> Dict[int, int]:
@@ -206,4 +210,5 @@ def _parse_credential(raw: Any) -> CredentialSpec:
         slots=tuple(sorted(slots.items())),
         secret_template=parse_template(spec.get("secretTemplate")),
         rotation=parse_rotation(spec.get("rotation")),
+        rollout=parse_policy(spec.get("revokeAfterRollout")),
     )

@@ -43,7 +43,10 @@ from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import c
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import account as account_core
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import credential as credential_core
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import rollout
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import snapshot as parts
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import consumers
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.consumers import Workloads
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import store as store_core
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.snapshot import (
     AccountSnapshot,
@@ -111,6 +114,7 @@ class ObjectStorageReads(PassReader):
         self.wanted_accounts: Set[ObjectKey] = set()
         self.created: Dict[ObjectKey, str] = {}        # accounts this pass created -> the action line
         self.namespace_uids: Dict[Tuple[str, str], Tuple[Optional[str], str]] = {}  # (cluster, ns) -> (uid, error)
+        self.workload_lists: Dict[Tuple[str, str], Workloads] = {}  # (cluster, ns) -> its Pods and workloads
 
     # -- lists --------------------------------------------------------------------------------------------
     def read(self) -> None:
@@ -246,6 +250,19 @@ class ObjectStorageReads(PassReader):
                 self.gateways.add_store(spec, None, self.redactor.scrub(exc.summary()))
             return
         self.gateways.add_store(spec, secret)
+
+    def workloads(self, cluster_name: str, namespace: str) -> Workloads:
+        """The Pods and workload objects of an order's namespace (``spec.revokeAfterRollout``), listed once per
+        pass and namespace, only when an order there waits at the gate (``rollout.waits``)."""
+        key = (cluster_name, namespace)
+        if key not in self.workload_lists:
+            service = self.cluster(cluster_name).service
+            listings = [guarded_list(service, resource, namespace, cluster=cluster_name)
+                        for resource in (R.POD, *R.WORKLOADS)]
+            errors = "; ".join(listing.error or "" for listing in listings if not listing.ok)
+            self.workload_lists[key] = Workloads(pods=tuple(listings[0].items), error=errors,
+                                                 owners=tuple(o for listing in listings[1:] for o in listing.items))
+        return self.workload_lists[key]
 
     # -- what the sources look up ---------------------------------------------------------------------------
     def store_view(self, key: ObjectKey) -> Optional[StoreView]:
@@ -505,8 +522,22 @@ class CredentialSource(_Source):
                       if namespace_of(c) == cp_namespace],
             delivered=delivered, secret_stores=reads.secret_stores.get(cp_namespace, {}),
             rivals=tuple(reads.rivals.get((*store_key, claim.bucket_of(order)), ())),
-            read_failures=failures, tenant_marks=reads.tenant_marks)
+            read_failures=failures, tenant_marks=reads.tenant_marks,
+            workloads=self._workloads(cluster_name, order) if rollout.waits(order) else None)
         return self._gateway_reads(snapshot, view)
+
+    def _workloads(self, cluster_name: str, order: Mapping[str, Any]) -> Workloads:
+        """The namespace's Pods and workloads, and when this pass's field manager last wrote the order's delivered
+        Secret (a GET: lists drop ``managedFields``): the rollout gate's reads (``spec.revokeAfterRollout``)."""
+        namespace, service = namespace_of(order), self.reads.cluster(cluster_name).service
+        try:
+            secret = service.get(R.SECRET, namespace, f"{name_of(order)}-s3")
+        except KubeError:
+            secret = None  # the gate falls back to the time its record names
+        if secret is not None:
+            self.reads.redactor.add_secret(secret)
+        written = consumers.written_at(secret, text(getattr(service, "field_manager", "")))
+        return replace(self.reads.workloads(cluster_name, namespace), secret_written=written)
 
     def _gateway_reads(self, snapshot: CredentialSnapshot, view: Optional[StoreView]) -> CredentialSnapshot:
         """GetBucketPolicy, then ListAccessKeys and GetUserPolicy of the bucket's IAM user: only for an order the

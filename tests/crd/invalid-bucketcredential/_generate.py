@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from crdcorpus import (  # noqa: E402 - the shared format lives one folder up
     DNS_SUBDOMAIN, TIME, Cases, Corpus, admitted, condition, condition_refusals, frozen_ref, object_refusals,
     ref_name_cases, ref_namespace_bounds, resource, with_status,
-    secret_template_admitted, secret_template_refusals)
+    schedule_refusals, secret_template_admitted, secret_template_refusals)
 
 KIND = "BucketCredential"
 REF = {"name": "rgw", "namespace": "openstack"}
@@ -206,26 +206,7 @@ INVALID = [
                  "newestKeyCreated in body must be of type date-time", "status.newestKeyCreated",
                  {"newestKeyCreated": "today"}),
     # spec.rotation and the schedule's status (appended: earlier files keep their numbers).
-    *[case for field in ("interval", "overlap") for case in (
-        CASES.created(f"rotation-{field}-not-a-duration", f"rotation.{field} that is no duration", "format",
-                      f"spec.rotation.{field} in body must be of type duration", f"spec.rotation.{field}",
-                      rotation={field: "monthly"}),
-        CASES.created(f"rotation-{field}-day-unit", f"rotation.{field} in days, which format duration alone admits",
-                      "pattern", f"spec.rotation.{field} in body should match '{GO_DURATION}'",
-                      f"spec.rotation.{field}", rotation={field: "30d"}),
-        CASES.created(f"rotation-{field}-65", f"rotation.{field} of 65 characters (the reconciler reads at most 64)",
-                      "maxLength", "Too long: may not be more than 64 bytes", f"spec.rotation.{field}",
-                      rotation={field: "1" + "0" * 62 + "ns"}),
-    )],
-    CASES.created("rotation-interval-9s", "rotation.interval between 0s and 10s", "rule",
-                  "rotation.interval is 0s or at least 10s", "spec.rotation.interval", rotation={"interval": "9s"}),
-    CASES.created("rotation-interval-87601h", "rotation.interval above 87600h", "rule",
-                  "rotation.interval is at most 87600h", "spec.rotation.interval", rotation={"interval": "87601h"}),
-    CASES.created("rotation-overlap-500ms", "rotation.overlap below 1s", "rule", "rotation.overlap is at least 1s",
-                  "spec.rotation.overlap", rotation={"overlap": "500ms"}),
-    CASES.created("rotation-overlap-not-shorter", "rotation.overlap as long as the interval", "rule",
-                  "rotation.overlap must be shorter than rotation.interval", "spec.rotation",
-                  rotation={"interval": "1h", "overlap": "60m"}),
+    *schedule_refusals(CASES, "rotation", "rotation"),
     CASES.status("nextrotation-format", "a nextRotation that is no date-time", "format",
                  "nextRotation in body must be of type date-time", "status.nextRotation", {"nextRotation": "soon"}),
     CASES.status("rotation-phase-enum", "a rotation phase outside the schedule's phases", "enum",
@@ -237,6 +218,42 @@ INVALID = [
     CASES.status("rotation-message-1025", "a rotation message of 1025 characters", "maxLength",
                  "Too long: may not be more than 1024 bytes", "status.rotation.message",
                  {"rotation": {"phase": "Held", "message": "m" * 1025}}),
+    # spec.revokeAfterRollout and its status (appended: earlier files keep their numbers).
+    CASES.created("rollout-deadline-not-a-duration", "revokeAfterRollout.deadline that is no duration", "format",
+                  "spec.revokeAfterRollout.deadline in body must be of type duration",
+                  "spec.revokeAfterRollout.deadline", revokeAfterRollout={"deadline": "a day"}),
+    CASES.created("rollout-deadline-day-unit", "revokeAfterRollout.deadline in days", "pattern",
+                  f"spec.revokeAfterRollout.deadline in body should match '{GO_DURATION}'",
+                  "spec.revokeAfterRollout.deadline", revokeAfterRollout={"deadline": "1d"}),
+    CASES.created("rollout-deadline-65", "revokeAfterRollout.deadline of 65 characters", "maxLength",
+                  "Too long: may not be more than 64 bytes", "spec.revokeAfterRollout.deadline",
+                  revokeAfterRollout={"deadline": "1" + "0" * 62 + "ns"}),
+    CASES.created("rollout-deadline-500ms", "revokeAfterRollout.deadline below 1s", "rule",
+                  "revokeAfterRollout.deadline is at least 1s", "spec.revokeAfterRollout.deadline",
+                  revokeAfterRollout={"deadline": "500ms"}),
+    CASES.created("rollout-deadline-87601h", "revokeAfterRollout.deadline above 87600h", "rule",
+                  "revokeAfterRollout.deadline is at most 87600h", "spec.revokeAfterRollout.deadline",
+                  revokeAfterRollout={"deadline": "87601h"}),
+    CASES.status("rollout-accesskeyids-3", "three delivered access key ids", "maxItems",
+                 "must have at most 2 items", "status.rollout.accessKeyIDs",
+                 {"rollout": {"accessKeyIDs": ["AKIAONE", "AKIATWO", "AKIATHREE"]}}),
+    CASES.status("rollout-accesskeyid-129", "a delivered access key id of 129 characters", "maxLength",
+                 "Too long: may not be more than 128 bytes", "status.rollout.accessKeyIDs[0]",
+                 {"rollout": {"accessKeyIDs": ["A" * 129]}}),
+    CASES.status("rollout-accesskeyid-pattern", "a delivered access key id with a character outside [A-Za-z0-9_]",
+                 "pattern", f"rollout.accessKeyIDs[0] in body should match '{ACCESS_KEY_ID}'",
+                 "status.rollout.accessKeyIDs[0]", {"rollout": {"accessKeyIDs": ["AK-1"]}}),
+    CASES.status("rollout-deliveredat-format", "a deliveredAt that is no date-time", "format",
+                 "deliveredAt in body must be of type date-time", "status.rollout.deliveredAt",
+                 {"rollout": {"deliveredAt": "today"}}),
+    CASES.status("rollout-deadline-format", "a rollout deadline that is no date-time", "format",
+                 "deadline in body must be of type date-time", "status.rollout.deadline",
+                 {"rollout": {"deadline": "tomorrow"}}),
+    CASES.status("rollout-waitingfor-33", "33 workloads waited for", "maxItems", "must have at most 32 items",
+                 "status.rollout.waitingFor", {"rollout": {"waitingFor": [f"Deployment/w{n}" for n in range(33)]}}),
+    CASES.status("rollout-waitingfor-318", "a workload name of 318 characters", "maxLength",
+                 "Too long: may not be more than 317 bytes", "status.rollout.waitingFor[0]",
+                 {"rollout": {"waitingFor": ["Deployment/" + "w" * 307]}}),
 ]
 
 
@@ -318,6 +335,19 @@ VALID = [
              phase="status",
              fields=[("status.nextRotation", TIME), ("status.rotation.phase", "Overlap"),
                      ("status.rotation.overlapEnds", TIME)]),
+    admitted("revoke-after-rollout", "revoke after consumers rolled out, at the lowest deadline",
+             order(_a("revoke-after-rollout"), revokeAfterRollout={"deadline": "1s"}),
+             fields=[("spec.revokeAfterRollout", {"deadline": "1s"})]),
+    admitted("revoke-after-rollout-default", "revoke after consumers rolled out with the default deadline",
+             order(_a("revoke-after-rollout-default"), revokeAfterRollout={}),
+             fields=[("spec.revokeAfterRollout", {})]),
+    admitted("rollout-status", "the status of an order whose old key waits for a Deployment",
+             order(_a("rollout-status")),
+             with_status(order(_a("rollout-status")), {
+                 "rollout": {"accessKeyIDs": ["AKIAEXAMPLESLOT2XYZ"], "deliveredAt": TIME, "deadline": TIME,
+                             "waitingFor": ["Deployment/web"]}}),
+             phase="status",
+             fields=[("status.rollout.waitingFor", ["Deployment/web"]), ("status.rollout.deadline", TIME)]),
 ]
 
 CORPUS = Corpus(KIND, "bucketcredentials", Path(__file__).resolve(), tuple(INVALID), tuple(VALID))

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crdcorpus import (  # noqa: E402 - the shared format lives one folder up
     DNS_LABEL, Cases, Corpus, admitted, condition, condition_refusals, object_refusals, ref_name_cases, resource,
-    with_status)
+    schedule_refusals, with_status)
 
 KIND = "ObjectStoreAccount"
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
@@ -24,6 +24,7 @@ UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 UID_A = "3f1c9a4e-6d0b-4c1f-9e2a-0b7d5c3e8f10"
 UID_B = "9b2e7d61-0c4a-4f3e-8d15-6a7b8c9d0e1f"
 TENANT_FROZEN = "tenant is immutable but for namespaceUID"
+SCHEDULE = "rootKeyRotationSchedule"
 LEGACY_FROZEN = "legacyUser is set at creation only, never added, changed or removed"
 
 
@@ -144,6 +145,11 @@ INVALID = [
                  "Too long: may not be more than 253 bytes", "status.rootKeySecretName",
                  {"rootKeySecretName": "s" * 254}),
     *condition_refusals(CASES, max_items=8),
+    # spec.rootKeyRotationSchedule and its status (appended: earlier files keep their numbers).
+    *schedule_refusals(CASES, SCHEDULE, "schedule"),
+    *[CASES.status(f"{field.lower()}-format", f"a {field} that is no date-time", "format",
+                   f"{field} in body must be of type date-time", f"status.{field}", {field: "soon"})
+      for field in ("rootKeyCreated", "nextRootKeyRotation", "rootKeyOverlapEnds")],
 ]
 
 
@@ -200,6 +206,15 @@ VALID = [
              phase="status",
              fields=[("status.accountID", ACCOUNT), ("status.stage", "MigrateBuckets"),
                      ("status.legacyBuckets", ["Old_Bucket", "b" * 255])]),
+    admitted("root-key-schedule", "a root key schedule at the lower bounds of both durations, and its status",
+             account(_a("root-key-schedule"), rootKeyRotationSchedule={"interval": "10s", "overlap": "1s"}),
+             with_status(account(_a("root-key-schedule"), rootKeyRotationSchedule={"interval": "10s",
+                                                                                   "overlap": "1s"}), {
+                 "rootKeyRotation": 3, "rootKeyCreated": "2026-09-01T12:00:00Z",
+                 "nextRootKeyRotation": "2026-09-01T12:00:10Z", "rootKeyOverlapEnds": "2026-09-01T12:00:01Z"}),
+             phase="status",
+             fields=[("spec.rootKeyRotationSchedule", {"interval": "10s", "overlap": "1s"}),
+                     ("status.nextRootKeyRotation", "2026-09-01T12:00:10Z")]),
 ]
 
 CORPUS = Corpus(KIND, "objectstoreaccounts", Path(__file__).resolve(), tuple(INVALID), tuple(VALID))

@@ -10,7 +10,8 @@ from .rows import Row
 
 PHASE_NAMES = ("provision", "rotation", "teardown")
 # the object-storage phases (ostorage.py), on the Tentacle gateway of the matrix's stack
-OS_PHASE_NAMES = ("issue", "rotate-slot", "revoke-slot", "teardown", "migrate", "rotate-root")
+OS_PHASE_NAMES = ("issue", "rotate-slot", "revoke-slot", "teardown", "migrate", "rotate-root", "rotate-scheduled",
+                  "rotate-root-scheduled")
 OS = "BucketCredential"
 GATEWAY_WRITE = r"^gw "
 KEY_ISSUE = r"^gw iam:CreateAccessKey$"

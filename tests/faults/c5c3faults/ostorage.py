@@ -5,7 +5,11 @@ Phases: ``issue`` (a new tenant's first order: account, root key rotated at once
 ``rotate-slot`` (slot 1's generation raised: a new key, the old one revoked after the new one is delivered),
 ``revoke-slot`` (slot 1 removed from an order holding slots 1 and 2), ``teardown`` (the order deleted), ``migrate``
 (an ObjectStoreAccount over a legacy RGW user, set to ``migrate: true``: the user adopted, the order moved from the
-shared key to a key of its own) and ``rotate-root`` (``spec.rootKeyRotation`` raised on the tenant's account).
+shared key to a key of its own), ``rotate-root`` (``spec.rootKeyRotation`` raised on the tenant's account),
+``rotate-scheduled`` (the order given ``spec.rotation``: its key rotated through the other slot with an overlap) and
+``rotate-root-scheduled`` (the account given ``spec.rootKeyRotationSchedule``: its root key rotated with an
+overlap). A scheduled phase is done once its first rotation has completed (the old key rejected, everything
+converged); the harness switches the schedule off as soon as the old key is gone, so no second rotation follows.
 
 Invariants (names used in the report), sampled every ``INTERVAL`` seconds from the gateway itself:
 
@@ -16,7 +20,8 @@ Invariants (names used in the report), sampled every ``INTERVAL`` seconds from t
   account's ``<account>-root-key`` Secret (``accessKey``, ``retiringAccessKey``). A key issued an instant before
   its Secret is written is not yet recorded: a key counts as unrecorded only once it stayed so ``GRACE`` seconds.
 - ``keys-within-plan``: the IAM user holds at most as many keys as the order plans: its slots (those in the spec
-  or still in the status), one more while a key is being replaced, never above 4; the root at most 2.
+  or still in the status), one more while a key is being replaced or a rotation schedule is on, never above 4; the
+  root at most 2.
 - ``no-secret-in-status``: no secret key ever seen appears in the order's status.
 - ``no-orphan``: once the order is gone, nothing labelled for it is left and the gateway rejects every key it ever
   held.
@@ -493,7 +498,7 @@ class GatewayObserver(threading.Thread):
         wanted = {s.get("slot"): s.get("generation", 1) for s in spec.get("slots") or [{"slot": 1}]}
         held = {s.get("slot"): s.get("generation") for s in status.get("slots") or []}
         replacing = any(slot in held and gen != held[slot] for slot, gen in wanted.items()) or bool(
-            status.get("retiringKeys"))
+            status.get("retiringKeys")) or (spec.get("rotation") or {}).get("interval") not in (None, "0s", "0")
         if order["metadata"].get("deletionTimestamp"):
             return min(MAX_KEYS, max(len(held), 1))
         return min(MAX_KEYS, len(set(wanted) | set(held)) + (1 if replacing else 0))
@@ -629,6 +634,51 @@ def _rotate_root_act(world: OsWorld) -> None:
     world.kube[""].merge(world.account_path(), {"spec": {"rootKeyRotation": wanted}})
 
 
+SCHEDULE = {"interval": "20s", "overlap": "5s"}  # due within 20 s of the action: the key was made before it
+
+
+def _rotate_scheduled_act(world: OsWorld) -> None:
+    old = world.order()["status"]["slots"]
+    world.want["revoked"] = [s["accessKeyID"] for s in old]
+    world.want.pop("slots", None)  # the key moves to the other slot, and the next rotation may have begun
+    world.kube[""].merge(world.order_path(), {"spec": {"rotation": dict(SCHEDULE)}})
+
+
+def _rotate_root_scheduled_act(world: OsWorld) -> None:
+    status = world.account_obj()["status"]
+    record = _decoded(world.kube[""].get(f"{CORE}/namespaces/{CP_NS}/secrets/{world.account}-root-key"))
+    world.want["revoked"] = [record["accessKey"]] if record.get("accessKey") else []
+    world.want["rotated_past"] = int(status.get("rootKeyRotation") or 1)
+    world.want.pop("account", None)
+    world.kube[""].merge(world.account_path(), {"spec": {"rootKeyRotationSchedule": dict(SCHEDULE)}})
+
+
+def _rotated_once(world: OsWorld, path: str, field: str) -> bool:
+    """The first scheduled rotation retired its old key. Seen so the first time, the schedule is switched off
+    (``interval: 0s``), so that no second rotation runs into the phase's end and a baseline's writes are those of
+    one rotation."""
+    try:
+        gone = not any(world.gateway.knows(k) for k in world.want.get("revoked", ()))
+        if gone and not world.want.get("schedule_off"):
+            world.kube[""].merge(path, {"spec": {field: {"interval": "0s"}}})
+            world.want["schedule_off"] = True
+            return False
+    except (Unreachable, Blind, Refused):
+        return False
+    return bool(world.want.get("schedule_off"))
+
+
+def _root_rotated(world: OsWorld) -> bool:
+    """The account's first scheduled rotation completed: a higher rotation recorded, the old root key gone."""
+    if not world.account_converged():
+        return False
+    try:
+        status = (world.account_obj() or {}).get("status") or {}
+    except (Unreachable, Blind):
+        return False
+    return int(status.get("rootKeyRotation") or 0) > int(world.want.get("rotated_past") or 0)
+
+
 @dataclass(frozen=True)
 class OsPhase:
     name: str
@@ -646,4 +696,9 @@ OS_PHASES = {
                        lambda w: w.order_converged() and w.account_settled()),
     "rotate-root": OsPhase("rotate-root", _rotate_root_prepare, _rotate_root_act,
                            lambda w: w.account_converged() and w.order_converged()),
+    "rotate-scheduled": OsPhase("rotate-scheduled", _ready_first, _rotate_scheduled_act,
+                                lambda w: _rotated_once(w, w.order_path(), "rotation") and w.order_converged()),
+    "rotate-root-scheduled": OsPhase("rotate-root-scheduled", _rotate_root_prepare, _rotate_root_scheduled_act,
+                                     lambda w: _rotated_once(w, w.account_path(), "rootKeyRotationSchedule")
+                                     and _root_rotated(w) and w.order_converged()),
 }

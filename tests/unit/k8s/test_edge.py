@@ -99,6 +99,13 @@ def test_status_patch_removes_keys_that_are_no_longer_in_the_status():
     assert patch == {"status": {"userID": "u", "conditions": [], "secretName": None}}
 
 
+def test_status_patch_removes_keys_dropped_from_a_nested_object():
+    """A merge patch merges the objects it names: a key dropped from ``status.rollout`` must be sent as null."""
+    old = {"rollout": {"deliveredAt": "t", "waitingFor": ["Deployment/web"], "deadline": "d"}, "slots": [1]}
+    patch = status_patch(old, {"rollout": {"deliveredAt": "t"}, "slots": []})
+    assert patch == {"status": {"rollout": {"deliveredAt": "t", "waitingFor": None, "deadline": None}, "slots": []}}
+
+
 # -- executor --------------------------------------------------------------------------------------
 def test_first_failure_stops_that_orders_actions_and_is_reported_scrubbed():
     api = FakeApi()

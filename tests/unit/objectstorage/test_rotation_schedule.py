@@ -7,36 +7,23 @@ rotations (nothing after it runs, no status is written) still ends in the same p
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Dict, List, Optional
 
 import pytest
 
 from ansible_collections.c5c3.orders.plugins.module_utils.orders import timestamps
 
-from .world import NS, Killed, World
+from . import killable
+from .killable import Watched as KillableWorld
+from .killable import a_rotation_whose_issue_died, actions_of_two_rotations, two_rotations_killed_at
+from .world import NS, World
 
 INTERVAL, OVERLAP = timedelta(hours=1), timedelta(minutes=10)
 ROTATION = {"interval": "1h", "overlap": "10m"}
 
 
-class Watched(World):
-    """The world, checked after every action; ``kill_at`` kills the pass before its n-th action from ``counting``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-        self.kill_at: Optional[int] = None
-        self.broken: List[str] = []
-        self.first_seen: Dict[str, object] = {}  # access key -> when AWS_* first carried it
-        self.gone_at: Dict[str, object] = {}     # access key -> when the gateway stopped accepting it
-
-    def _apply(self, action):
-        self.count += 1
-        if self.kill_at is not None and self.count == self.kill_at:
-            raise Killed()
-        error = super()._apply(action)
-        self.check()
-        return error
+class Watched(KillableWorld):
+    """``first_seen``: access key -> when AWS_* first carried it; ``gone_at``: when the gateway stopped accepting
+    it."""
 
     def check(self) -> None:
         delivered = self.delivered("photos")
@@ -63,11 +50,7 @@ def aws(world: World) -> str:
 
 
 def settle(world: World, done, passes: int = 200, seconds: float = 30) -> None:
-    for _ in range(passes):
-        world.step(seconds)
-        if done():
-            return
-    raise AssertionError(f"not done within {passes} passes: {world.order('photos').get('status')}")
+    killable.settle(world, done, lambda: world.order("photos").get("status"), passes, seconds)
 
 
 def rotate_once(world: World) -> str:
@@ -199,27 +182,12 @@ def test_switching_the_schedule_off_mid_rotation_finishes_it():
     assert not world.violations and not world.broken
 
 
-def _actions_of_two_rotations() -> int:
-    world = Watched()
-    start(world)
-    world.count = 0
-    rotate_once(world)
-    rotate_once(world)
-    return world.count
-
-
-TOTAL = _actions_of_two_rotations()
+TOTAL = actions_of_two_rotations(Watched, start, rotate_once)
 
 
 @pytest.mark.parametrize("kill_at", range(1, TOTAL + 1))
 def test_a_pass_killed_before_any_action_of_two_rotations_still_completes_them(kill_at):
-    world = Watched()
-    start(world)
-    world.count, world.kill_at = 0, kill_at
-    keys = [aws(world)]
-    for _ in range(2):
-        rotate_once(world)
-        keys.append(aws(world))
+    world, keys = two_rotations_killed_at(Watched, start, rotate_once, aws, kill_at)
     assert len(set(keys)) == 3 and all(not world.gateway.can(k, "photos") for k in keys[:2])
     assert world.gateway.can(keys[2], "photos")
     account = world.kind("ObjectStoreAccount")[0]["status"]["accountID"]
@@ -228,14 +196,9 @@ def test_a_pass_killed_before_any_action_of_two_rotations_still_completes_them(k
 
 
 def test_a_key_created_by_an_issue_that_died_is_revoked_and_the_rotation_completes():
-    world = Watched()
-    start(world)
-    world.die_after_issue = 1
-    rotate_once(world)
+    world = a_rotation_whose_issue_died(Watched, start, rotate_once)
     account = world.kind("ObjectStoreAccount")[0]["status"]["accountID"]
     assert set(world.gateway.iam[account]["photos"]["keys"]) == {aws(world)}
-    assert "InterruptedKeyRevoked" in [r for _n, r, _m in world.events]
-    assert not world.violations and not world.broken
 
 
 def test_no_event_names_a_secret():
