@@ -83,19 +83,24 @@ def test_the_root_key_rotates_twice_on_schedule_and_the_old_key_works_for_the_ov
         for old in keys[:-1]:
             assert storage.error_code(lambda old=old: storage.s3(old).list_buckets()) == "InvalidAccessKeyId", \
                 "a replaced root key is rejected after its overlap"
+        account = storage.get(ACCOUNT, CP_NS, name)
+        if account["status"]["rootKeyRotation"] == first_rotation + 2 and "rootKeyOverlapEnds" not in account["status"]:
+            created = timestamps.parse(account["status"]["rootKeyCreated"])
+            assert account["status"]["nextRootKeyRotation"] == \
+                timestamps.render(timestamps.add(created, timedelta(seconds=INTERVAL)))
+        # off before the account settles: on a loaded machine a third rotation may come due meanwhile (and, begun,
+        # runs to its end)
+        storage.patch_account(name, {"rootKeyRotationSchedule": {"interval": "0s"}})
         reconcile_until(converged(ACCOUNT, CP_NS, name), namespaces=[ns], what="the account to settle")
         account = storage.get(ACCOUNT, CP_NS, name)
         assert account["spec"]["rootKeyRotation"] == 1, "the pass never edits spec.rootKeyRotation"
-        assert account["status"]["rootKeyRotation"] == first_rotation + 2
-        assert "rootKeyOverlapEnds" not in account["status"]
-        created = timestamps.parse(account["status"]["rootKeyCreated"])
-        assert account["status"]["nextRootKeyRotation"] == \
-            timestamps.render(timestamps.add(created, timedelta(seconds=INTERVAL)))
-        listed = storage.iam(keys[-1]).list_access_keys()
-        assert [k["AccessKeyId"] for k in listed] == [keys[-1].access_key], "the root holds one key at the end"
+        assert account["status"]["rootKeyRotation"] in (first_rotation + 2, first_rotation + 3), account["status"]
+        assert "rootKeyOverlapEnds" not in account["status"] and "nextRootKeyRotation" not in account["status"]
+        current = storage.account_key(name)
+        listed = storage.iam(current).list_access_keys()
+        assert [k["AccessKeyId"] for k in listed] == [current.access_key], "the root holds one key at the end"
         reasons = [r for r, _t, _m in storage.events(CP_NS, name)]
         for step in STEPS:
             assert reasons.count(step) >= 2, (step, reasons)
         secrets = [k.secret_key for k in keys]
         assert not any(s in out for s in secrets for out in outputs), "a root secret reached a pass's output"
-        storage.patch_account(name, {"rootKeyRotationSchedule": {"interval": "0s"}})
