@@ -97,7 +97,7 @@ def test_the_removed_slots_key_works_until_the_deployment_restarted(kube, stack,
         assert "slot1-access-key-id" not in storage.delivered(ns, ORDER), "the Secret no longer carries it"
         order = storage.get(CREDENTIAL, ns, ORDER)
         ready = storage.condition(order, "CredentialReady")
-        assert (ready["status"], ready["reason"]) == ("True", "WaitingForRollout"), ready
+        assert (ready["status"], ready["reason"]) == ("False", "WaitingForRollout"), ready
         assert "Deployment/web" in ready["message"]
         assert [p.metadata.name for p in pods(core, ns)], "the old pod still runs"
         reasons = [r for r, _t, _m in storage.events(ns, ORDER)]

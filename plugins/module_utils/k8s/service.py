@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s import managed
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.protocols import ApiRequests, Obj
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.shared import share_strings
@@ -38,8 +39,8 @@ class KubeService:
         """Every object of a type (optionally in one namespace / matching a selector), with kind set.
 
         Read in pages of ``PAGE_SIZE`` (one consistent snapshot through the continue token) and with
-        ``metadata.managedFields`` dropped from each item as its page arrives: nothing in a pass reads them,
-        and they are more than half of a decoded Secret, so this bounds the memory of a pass over thousands
+        ``metadata.managedFields`` cut to the pass's own write times as each page arrives (``managed.py``): the
+        rest is more than half of a decoded Secret, so this bounds the memory of a pass over thousands
         of orders to about one page of raw JSON plus the slim objects. Each page is frozen out of the cyclic
         garbage collector (``gc.freeze``) once decoded.
         """
@@ -54,7 +55,7 @@ class KubeService:
             for item in page:  # list items carry no apiVersion/kind
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
-                (item.get("metadata") or {}).pop("managedFields", None)
+                managed.slim(item.get("metadata") or {}, self.field_manager)
             if self.share:
                 share_strings(page, seen)
             items.extend(page)

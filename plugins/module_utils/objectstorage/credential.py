@@ -638,7 +638,8 @@ def _bucket(run: _Pass) -> Decision:
         run.fields = replace(run.fields, retiring=())
     held = ", ".join(str(s) for s in sorted(plan.current))
     if retiring and gate is not None and not gate.open and run.fields.rollout is not None:
-        credential = Verdict(True, WAITING_FOR_ROLLOUT, (
+        # False, as RevocationPending: an old key awaits revocation, so the order is not Ready (DeliveryReady is)
+        credential = Verdict(False, WAITING_FOR_ROLLOUT, (
             f"IAM user {user} holds the key(s) of slot(s) {held}; the old key(s) of slot(s) "
             f"{', '.join(str(r.slot) for r in retiring)} still work until "
             + _waiting_text(gate) + " at the latest until "

@@ -55,4 +55,4 @@ WAITING_FOR_KEYS = "WaitingForKeys"         # keys are being issued; the deliver
 CREDENTIAL_ERROR = "CredentialError"         # a Kubernetes-level failure on the credential's own objects
 REVOCATION_PENDING = "RevocationPending"     # a replaced key still works until the Secret carries its successor
 KEY_LIMIT_REACHED = "KeyLimitReached"        # keys the order did not issue leave no room for one it must issue
-WAITING_FOR_ROLLOUT = "WaitingForRollout"    # CredentialReady True: an old key waits for its consumers' rollout
+WAITING_FOR_ROLLOUT = "WaitingForRollout"    # CredentialReady False: an old key waits for its consumers' rollout

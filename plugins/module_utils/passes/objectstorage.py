@@ -523,21 +523,16 @@ class CredentialSource(_Source):
             delivered=delivered, secret_stores=reads.secret_stores.get(cp_namespace, {}),
             rivals=tuple(reads.rivals.get((*store_key, claim.bucket_of(order)), ())),
             read_failures=failures, tenant_marks=reads.tenant_marks,
-            workloads=self._workloads(cluster_name, order) if rollout.waits(order) else None)
+            workloads=self._workloads(cluster_name, order, delivered) if rollout.waits(order) else None)
         return self._gateway_reads(snapshot, view)
 
-    def _workloads(self, cluster_name: str, order: Mapping[str, Any]) -> Workloads:
+    def _workloads(self, cluster_name: str, order: Mapping[str, Any],
+                   delivered: Optional[Mapping[str, Any]]) -> Workloads:
         """The namespace's Pods and workloads, and when this pass's field manager last wrote the order's delivered
-        Secret (a GET: lists drop ``managedFields``): the rollout gate's reads (``spec.revokeAfterRollout``)."""
-        namespace, service = namespace_of(order), self.reads.cluster(cluster_name).service
-        try:
-            secret = service.get(R.SECRET, namespace, f"{name_of(order)}-s3")
-        except KubeError:
-            secret = None  # the gate falls back to the time its record names
-        if secret is not None:
-            self.reads.redactor.add_secret(secret)
-        written = consumers.written_at(secret, text(getattr(service, "field_manager", "")))
-        return replace(self.reads.workloads(cluster_name, namespace), secret_written=written)
+        Secret, from the Secret as listed (``k8s/managed.py`` keeps that time): the rollout gate's reads."""
+        service = self.reads.cluster(cluster_name).service
+        written = consumers.written_at(delivered, text(getattr(service, "field_manager", "")))
+        return replace(self.reads.workloads(cluster_name, namespace_of(order)), secret_written=written)
 
     def _gateway_reads(self, snapshot: CredentialSnapshot, view: Optional[StoreView]) -> CredentialSnapshot:
         """GetBucketPolicy, then ListAccessKeys and GetUserPolicy of the bucket's IAM user: only for an order the

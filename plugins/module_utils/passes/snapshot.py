@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
+from ansible_collections.c5c3.orders.plugins.module_utils.k8s import managed
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.errors import KubeError
 from ansible_collections.c5c3.orders.plugins.module_utils.errors import C5C3Error
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.resources import Resource
@@ -206,7 +207,7 @@ class CachedReads:
                 item = json.loads(json.dumps(item))  # the pass may annotate what it reads: never the snapshot's
             item.setdefault("apiVersion", resource.api_version)
             item.setdefault("kind", resource.kind)
-            (item.get("metadata") or {}).pop("managedFields", None)
+            managed.slim(item.get("metadata") or {}, getattr(self.service, "field_manager", ""))
             items.append(item)
         return items
 

@@ -89,8 +89,13 @@ def test_a_removed_slot_waits_for_the_deployment_to_restart():
     assert rollout_status["waitingFor"] == ["Deployment/web"] and "deadline" in rollout_status
     assert rollout_status["accessKeyIDs"] == [second]
     ready = world.condition(world.order("photos"), "CredentialReady")
-    assert (ready["status"], ready["reason"]) == ("True", "WaitingForRollout")
+    assert (ready["status"], ready["reason"]) == ("False", "WaitingForRollout"), "a revocation is pending"
     assert "Deployment/web" in ready["message"]
+    delivery = world.condition(world.order("photos"), "DeliveryReady")
+    assert (delivery["status"], delivery["reason"]) == ("True", "Delivered"), "the Secret carries the new key"
+    aggregate = world.condition(world.order("photos"), "Ready")
+    assert (aggregate["status"], aggregate["reason"]) == ("False", "NotAllReady"), "not Ready while it waits"
+    assert world.run_pass()["photos"].requeue_after <= rollout.POLL, "it comes back while it waits"
     assert [r for r in reasons(world) if r.startswith("Rollout")] == ["RolloutWaiting"], "one Event while it waits"
     assert "KeyRevoked" not in reasons(world)
 

@@ -1,6 +1,7 @@
 """The edge's reads for ``spec.revokeAfterRollout`` (docs/bucketcredential-crd.md "Revoke after consumers rolled
 out"), over an in-memory management cluster and gateway (``world``): the order namespace's Pods and workloads are
-listed only while an order there has a key waiting at the gate, never cluster-wide, and the gate opens once the
+listed only while an order there has a key waiting at the gate, never cluster-wide, the delivered Secret is never
+read on its own (its write time comes with its list, ``k8s/managed.py``), and the gate opens once the
 consuming Deployment's pod was restarted."""
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ def deploy(world: World, started) -> None:
         "status": {"phase": "Running", "startTime": timestamps.render(started)}}
 
 
+def secret_gets(world: World) -> list:
+    """Every GET of the delivered Secret itself (its list by label is the delivery's read, not counted)."""
+    return [p for m, p in world.api.log if m == "GET" and p == R.SECRET.item(TENANT, "photos-s3")]
+
+
 def status(world: World) -> dict:
     return world.get("BucketCredential", TENANT, "photos")["status"]
 
@@ -62,6 +68,7 @@ def test_workloads_are_listed_only_while_an_order_waits_and_only_in_its_namespac
     assert listed and all(f"/namespaces/{TENANT}/" in p for p in listed), listed
     assert {p.rsplit("/", 1)[-1] for p in listed} == set(WORKLOAD_PLURALS)
     assert len(status(world)["retiringKeys"]) == 1
+    assert secret_gets(world) == [], "the write time comes with the list"
 
     deploy(world, world.now + timedelta(seconds=2))  # restarted: its pod started after the delivery
     world.converge()
@@ -70,6 +77,7 @@ def test_workloads_are_listed_only_while_an_order_waits_and_only_in_its_namespac
     world.converge()
     world.run(later=timedelta(minutes=5))
     assert len(workload_lists(world)) == before, "a converged order costs no list"
+    assert secret_gets(world) == []
 
 
 def test_an_order_without_the_opt_in_lists_nothing():
