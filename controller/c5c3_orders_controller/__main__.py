@@ -215,7 +215,7 @@ def main(argv=None) -> int:
         return controller.run()
     finally:
         server.stop()
-        for kube in list(clusters.values()) + list(controller.clusters.values()) + [lease_kube]:
+        for kube in list(clusters.values()) + list(controller.watches.clusters.values()) + [lease_kube]:
             kube.close()
 
 

@@ -54,66 +54,17 @@ def watched_kinds(passes: Iterable[str]) -> Tuple[Kind, ...]:
     return tuple(k for k in KINDS if k in kinds or k is SECRETSTORE)
 
 
-class _Via:
-    """A Controller attribute kept by one of its parts, under the name it had before the parts existed (callers and
-    tests read and set it on the Controller)."""
-
-    def __init__(self, part: str, name: str = "") -> None:
-        self.part = part
-        self.name = name
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = self.name or name
-
-    def __get__(self, obj: Any, objtype: Optional[type] = None) -> Any:
-        if obj is None:
-            return self
-        return getattr(getattr(obj, self.part), self.name)
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        setattr(getattr(obj, self.part), self.name, value)
-
-
 class Controller:
     """Runs the terms the elector grants and the passes the scheduler calls for, over the watches' events."""
 
-    scheduler: Scheduler
-    watches: Watches
+    scheduler: Scheduler  # the term, the shutdown, the lanes
+    watches: Watches  # the watches, the target clusters, the event mapper and the cache
     elector: Elector
     _metrics: Metrics
 
-    # kept by the scheduler (the term, the shutdown, the lanes)
-    cond = _Via("scheduler")
-    lanes = _Via("scheduler")
-    leading = _Via("scheduler")
-    term = _Via("scheduler")
-    held = _Via("scheduler")
-    shard_gen = _Via("scheduler")
-    stopping = _Via("scheduler")
-    stop_requested_at = _Via("scheduler")
-    cancel_now = _Via("scheduler")
-    shutdown_grace = _Via("scheduler")
-    # kept by the watches
-    kinds = _Via("watches")
-    clusters = _Via("watches")
-    namespaces = _Via("watches")
-    target_source = _Via("watches")
-    refresh_interval = _Via("watches")
-    list_wait = _Via("watches")
-    watch_timeout = _Via("watches")
-    mapper = _Via("watches")
-    mapper_lock = _Via("watches")
-    cache = _Via("watches")
-    watchers = _Via("watches")
-    control_planes = _Via("watches")
-    watch_lock = _Via("watches", "lock")
-    watching = _Via("watches")
-    announce_new = _Via("watches")
-    last_refresh = _Via("watches")
-
     def __new__(cls, *_args: Any, **_kwargs: Any) -> "Controller":
-        """The parts exist before ``__init__`` configures them, so every attribute above has a home (tests make a
-        Controller with ``__new__`` alone and set only what they exercise)."""
+        """The parts exist before ``__init__`` configures them (tests make a Controller with ``__new__`` alone and set
+        only what they exercise on ``scheduler`` and ``watches``)."""
         obj = super().__new__(cls)
         obj.scheduler = Scheduler()
         obj.watches = Watches(obj._on_keys, obj._on_resync, new_watcher=Watcher)

@@ -35,14 +35,13 @@ author:
 extends_documentation_fragment:
   - c5c3.orders.k8s_auth
   - c5c3.orders.target_clusters
+  - c5c3.orders.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: The module only reads (Kubernetes GETs and lists, one Keystone login per order, OpenBao reads); it
       runs the same in check mode and always reports C(changed=false).
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 notes:
   - A check is C(ok), C(failed) (the audit proved something wrong), C(error) (it could not prove anything, for

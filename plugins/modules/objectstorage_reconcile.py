@@ -40,16 +40,15 @@ extends_documentation_fragment:
   - c5c3.orders.target_clusters
   - c5c3.orders.shards
   - c5c3.orders.tenant_namespace_selector
+  - c5c3.orders.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details:
       - Every Kubernetes write is sent as a server-side dry run (C(dryRun=All)), so admission runs and nothing is
         stored.
       - No gateway write is sent; the actions report what would be done. Gateway reads are still made.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: Per changed object, the status before and after and the actions taken (never Secret data).
 requirements:

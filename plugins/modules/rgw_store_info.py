@@ -25,13 +25,13 @@ description:
   - Never returns or logs the access key or the secret key.
 author:
   - c5c3.orders developers (@c5c3)
+extends_documentation_fragment:
+  - c5c3.orders.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: The module only reads; it runs the same in check mode.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   endpoint:

@@ -31,13 +31,12 @@ author:
 extends_documentation_fragment:
   - c5c3.orders.k8s_auth
   - c5c3.orders.target_clusters
+  - c5c3.orders.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: In check mode nothing is requested or written; a token that is due is reported as C(due).
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
   namespace:

@@ -136,10 +136,11 @@ def test_a_bucketcredential_counts_by_its_stores_namespace():
 @pytest.fixture
 def ctl():
     obj = C.Controller.__new__(C.Controller)
-    obj.cond = threading.Condition()
-    obj.held, obj.shard_gen, obj.leading, obj.term = frozenset(), 0, False, 0
-    obj.lanes = {"keystoneuser": Lane("keystoneuser", None, 0.25, 5, 600)}
-    obj.schedule = obj.lanes["keystoneuser"].schedule
+    sched = obj.scheduler
+    sched.cond = threading.Condition()
+    sched.held, sched.shard_gen, sched.leading, sched.term = frozenset(), 0, False, 0
+    sched.lanes = {"keystoneuser": Lane("keystoneuser", None, 0.25, 5, 600)}
+    obj.schedule = sched.lanes["keystoneuser"].schedule
     obj.shard_count = 3
     return obj
 
@@ -147,14 +148,15 @@ def ctl():
 def test_shares_won_start_a_term_and_a_full_pass_shares_lost_cancel_the_running_pass(ctl):
     ctl.schedule.record_full([], time.monotonic(), time.monotonic())
     ctl._on_shards({1})
-    assert ctl.leading and ctl.term == 1 and ctl.schedule.full_pass_due(time.monotonic())
+    sched = ctl.scheduler
+    assert sched.leading and sched.term == 1 and ctl.schedule.full_pass_due(time.monotonic())
     ctl.schedule.record_full([], time.monotonic(), time.monotonic())
     ctl._on_shards({1, 2})
-    assert ctl.term == 1 and ctl.schedule.full_pass_due(time.monotonic())  # a new share: a full pass, same term
-    gen = ctl.shard_gen
-    ctl.lanes["keystoneuser"].running, ctl.lanes["keystoneuser"].shards = True, frozenset({1, 2})
+    assert sched.term == 1 and ctl.schedule.full_pass_due(time.monotonic())  # a new share: a full pass, same term
+    gen = sched.shard_gen
+    sched.lanes["keystoneuser"].running, sched.lanes["keystoneuser"].shards = True, frozenset({1, 2})
     assert ctl._busy_shards() == {1, 2}
     ctl._on_shards({1})
-    assert ctl.shard_gen == gen + 1 and ctl._cancel(1, gen)  # the running pass covered share 2: cancelled
+    assert sched.shard_gen == gen + 1 and ctl._cancel(1, gen)  # the running pass covered share 2: cancelled
     ctl._on_shards(set())
-    assert not ctl.leading and ctl.term == 2
+    assert not sched.leading and sched.term == 2

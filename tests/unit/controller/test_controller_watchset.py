@@ -160,33 +160,34 @@ def ctl(monkeypatch):
     FakeWatcher.started = []
     registered = {"edge-1": lambda: FakeKube("edge-1")}
     obj = C.Controller.__new__(C.Controller)  # no runner, Lease or loop: only the watch bookkeeping
-    obj.clusters = {"": FakeKube(""), "edge-1": FakeKube("edge-1")}
-    obj.target_source = lambda: dict(registered)
-    obj.namespaces = frozenset()
-    obj.mapper = M.EventMapper("c5c3-orders")
-    obj.kinds = C.watched_kinds(["keystoneuser", "objectstorage"])
-    obj.cache = ObjectCache()
-    obj.mapper_lock = threading.Lock()
+    watches = obj.watches
+    watches.clusters = {"": FakeKube(""), "edge-1": FakeKube("edge-1")}
+    watches.target_source = lambda: dict(registered)
+    watches.namespaces = frozenset()
+    watches.mapper = M.EventMapper("c5c3-orders")
+    watches.kinds = C.watched_kinds(["keystoneuser", "objectstorage"])
+    watches.cache = ObjectCache()
+    watches.mapper_lock = threading.Lock()
     obj.metrics = FakeMetrics()
-    obj.watch_timeout = 300
-    obj.list_wait = 1.0
-    obj.watchers = {}
-    obj.control_planes = W.ControlPlaneRecords()
-    obj.watch_lock = threading.Lock()
-    obj.watching = obj.announce_new = False
-    obj.last_refresh = 0.0
+    watches.watch_timeout = 300
+    watches.list_wait = 1.0
+    watches.watchers = {}
+    watches.control_planes = W.ControlPlaneRecords()
+    watches.lock = threading.Lock()
+    watches.watching = watches.announce_new = False
+    watches.last_refresh = 0.0
     obj.registered = registered
     return obj
 
 
 def labels(ctl):
-    return sorted(k.label for k in ctl.watchers)
+    return sorted(k.label for k in ctl.watches.watchers)
 
 
 def test_a_term_starts_cluster_wide_then_namespace_watches(ctl):
     ctl._start_watches()
     assert labels(ctl) == sorted(CLUSTER_WIDE)  # no ControlPlane seen yet
-    control_plane = ctl.watchers[W.WatchKey("", "ControlPlane")]
+    control_plane = ctl.watches.watchers[W.WatchKey("", "ControlPlane")]
     assert control_plane.observer is not None
     control_plane.observer("LIST", [cp("openstack", "cp", "tenant-a", "edge-a@edge-1")])
     assert "Secret/tenant-a" in labels(ctl) and "Secret@edge-1/edge-a" in labels(ctl)
@@ -195,37 +196,39 @@ def test_a_term_starts_cluster_wide_then_namespace_watches(ctl):
 
 def test_an_assignment_added_and_withdrawn_starts_and_stops_watches_without_a_restart(ctl):
     ctl._start_watches()
-    observe = ctl.watchers[W.WatchKey("", "ControlPlane")].observer
+    watches = ctl.watches
+    observe = watches.watchers[W.WatchKey("", "ControlPlane")].observer
     observe("LIST", [cp("openstack", "cp", "tenant-a")])
-    ctl.announce_new = True
-    before = dict(ctl.watchers)
+    watches.announce_new = True
+    before = dict(watches.watchers)
     observe("MODIFIED", cp("openstack", "cp", "tenant-a", "edge-a@edge-1"))
-    new = [w for k, w in ctl.watchers.items() if k not in before]
+    new = [w for k, w in watches.watchers.items() if k not in before]
     assert sorted(w.key.label for w in new) == ["BucketCredential@edge-1/edge-a",
                                                 "KeystoneApplicationCredential@edge-1/edge-a",
                                                 "KeystoneRoleAssignment@edge-1/edge-a", "KeystoneUser@edge-1/edge-a",
                                                 "Secret.bucketcredential@edge-1/edge-a", "Secret@edge-1/edge-a"]
     assert all(w.announce for w in new)  # their first list names the orders already there
-    assert all(w is before[k] for k, w in ctl.watchers.items() if k in before)  # nothing restarted
+    assert all(w is before[k] for k, w in watches.watchers.items() if k in before)  # nothing restarted
 
     observe("MODIFIED", cp("openstack", "cp", "tenant-a"))
-    assert all(w.stopped for w in new) and not any(k.cluster == "edge-1" for k in ctl.watchers)
+    assert all(w.stopped for w in new) and not any(k.cluster == "edge-1" for k in watches.watchers)
     observe("DELETED", cp("openstack", "cp"))
     assert "Secret/openstack" not in labels(ctl) and "Secret/tenant-a" not in labels(ctl)
 
 
 def test_a_newly_registered_target_is_watched_and_a_deregistered_one_dropped(ctl):
+    watches = ctl.watches
     ctl._start_watches()
-    ctl.watchers[W.WatchKey("", "ControlPlane")].observer("LIST", [cp("openstack", "cp", "e@edge-2", "e@edge-1")])
-    assert not any(k.cluster == "edge-2" for k in ctl.watchers)
+    watches.watchers[W.WatchKey("", "ControlPlane")].observer("LIST", [cp("openstack", "cp", "e@edge-2", "e@edge-1")])
+    assert not any(k.cluster == "edge-2" for k in watches.watchers)
     ctl.registered["edge-2"] = lambda: FakeKube("edge-2")
     ctl.reconcile_watches()
     assert "KeystoneUser@edge-2/e" in labels(ctl)
-    edge_1 = ctl.clusters["edge-1"]
+    edge_1 = watches.clusters["edge-1"]
     del ctl.registered["edge-1"]
     ctl.reconcile_watches()
-    assert "edge-1" not in ctl.clusters and edge_1.closed
-    assert not any(k.cluster == "edge-1" for k in ctl.watchers)
+    assert "edge-1" not in watches.clusters and edge_1.closed
+    assert not any(k.cluster == "edge-1" for k in watches.watchers)
 
 
 def test_an_unconnectable_target_is_retried_later(ctl):
@@ -233,18 +236,19 @@ def test_an_unconnectable_target_is_retried_later(ctl):
         raise ValueError("bad kubeconfig")
     ctl.registered["edge-3"] = broken
     ctl._start_watches()
-    assert "edge-3" not in ctl.clusters
+    assert "edge-3" not in ctl.watches.clusters
     ctl.registered["edge-3"] = lambda: FakeKube("edge-3")
     ctl.reconcile_watches()
-    assert "edge-3" in ctl.clusters
+    assert "edge-3" in ctl.watches.clusters
 
 
 def test_stopping_the_term_stops_every_watch_and_ignores_late_events(ctl):
     ctl._start_watches()
-    observe = ctl.watchers[W.WatchKey("", "ControlPlane")].observer
+    watches = ctl.watches
+    observe = watches.watchers[W.WatchKey("", "ControlPlane")].observer
     observe("LIST", [cp("openstack", "cp", "tenant-a")])
-    watchers = list(ctl.watchers.values())
+    watchers = list(watches.watchers.values())
     ctl._stop_watches()
-    assert all(w.stopped for w in watchers) and ctl.watchers == {}
+    assert all(w.stopped for w in watchers) and watches.watchers == {}
     observe("MODIFIED", cp("openstack", "cp", "tenant-b"))  # a late event of the stopped ControlPlane watch
-    assert ctl.watchers == {}
+    assert watches.watchers == {}
