@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Go servers of the local stack from the pinned modules under stack/go/ into a cache
 # outside the checkout, keyed by version, so only the first build on a machine is slow.
-# Usage: stack/build-binaries.sh [kube|korc|eso|node|all]  (all leaves node out when C5C3_SKIP_PARTS names it)
+# Usage: stack/build-binaries.sh [kube|korc|eso|node|cni|all]  (all leaves node out when C5C3_SKIP_PARTS names it;
+# node includes cni, the node's CNI plugins)
 # Builds run under `nice -n 10` (C5C3_BUILD_NICE): the machine is shared.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -69,12 +70,23 @@ node() {  # the local stack's node (stack/c5c3stack/node.py): kubelet, kube-sche
   local src; src=$(cd "$here/go/nodeimages" && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
   build nodeimages "$cache/nodeimages-$src" pause ./cmd/pause "5 s"
   build nodeimages "$cache/nodeimages-$src" probe ./cmd/probe "5 s"
+  cni
+}
+
+cni() {  # the node's Pod network (stack/c5c3stack/node.py): the bridge plugin, its IPAM, and the loopback
+  # plugin containerd's CRI runs for every pod sandbox; node.py links them into containerd's bin_dirs
+  local v; v=$(version_of cni github.com/containernetworking/plugins); local out="$cache/cni-plugins-$v"
+  local m=github.com/containernetworking/plugins/plugins
+  local px="-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$v"
+  LDX="$px" build cni "$out" bridge "$m/main/bridge" "40 s"
+  LDX="$px" build cni "$out" host-local "$m/ipam/host-local" "5 s"
+  LDX="$px" build cni "$out" loopback "$m/main/loopback" "2 s"
 }
 
 case "${1:-all}" in
-  kube) kube ;; korc) korc ;; eso) eso ;; node) node ;;
+  kube) kube ;; korc) korc ;; eso) eso ;; node) node ;; cni) cni ;;
   all) kube; korc; eso
        skip="${C5C3_SKIP_PARTS:-}"
        case " ${skip//,/ } " in *" node "*) echo "skipped: node (C5C3_SKIP_PARTS)" ;; *) node ;; esac ;;
-  *) echo "usage: $0 [kube|korc|eso|node|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [kube|korc|eso|node|cni|all]" >&2; exit 2 ;;
 esac

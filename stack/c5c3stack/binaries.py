@@ -24,6 +24,7 @@ ESO = ("eso", "github.com/external-secrets/external-secrets", "eso")
 # the node's (built by `build-binaries.sh node`); the node images' programs are ours: keyed by a source hash
 CONTAINERD = ("containerd", "github.com/containerd/containerd/v2", "containerd")
 RUNC = ("runc", "github.com/opencontainers/runc", "runc")
+CNI = ("cni", "github.com/containernetworking/plugins", "cni-plugins")  # the Pod network's bridge, IPAM, loopback
 NODE_IMAGES = ("nodeimages", None, "nodeimages")
 
 

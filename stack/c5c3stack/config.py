@@ -1,8 +1,12 @@
 """Where the stack keeps its state and which loopback ports it uses.
 
 Every port can be moved with an environment variable ``C5C3_PORT_<NAME>`` so two checkouts (or a
-developer's stack and CI) can run side by side. Nothing binds anything but 127.0.0.1.
+developer's stack and CI) can run side by side. Nothing binds anything but 127.0.0.1, except the node's forwarder,
+which listens on its Pod network's gateway (``PodNetwork``, stack/c5c3stack/node.py), an address on a bridge with
+no uplink.
 """
+import hashlib
+import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,3 +84,44 @@ class StackConfig:
         path = self.state.joinpath(*parts)
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    @property
+    def state_digest(self) -> str:
+        """sha256 of the resolved state dir: what makes the node's host-wide names (cgroup root, bridge, subnet)
+        differ between two stacks on one machine (``.stack`` and the fault matrix's ``.stack-faults``)."""
+        return hashlib.sha256(str(self.state.resolve()).encode()).hexdigest()
+
+
+POD_SUBNETS = ipaddress.IPv4Network("10.253.0.0/16")  # one /24 of it per stack; nothing else here uses 10.253/16
+
+
+@dataclass(frozen=True)
+class PodNetwork:
+    """The node's Pod network (stack/c5c3stack/node.py), computed from the config alone: the API server's
+    certificate (kube.py) names the gateway before any node runs, and ``down`` finds the bridge after a crash.
+    ``C5C3_NODE_POD_SUBNET`` (a private IPv4 network) replaces the derived /24 if it clashes on a machine."""
+
+    bridge: str
+    subnet: ipaddress.IPv4Network
+
+    @classmethod
+    def of(cls, cfg: "StackConfig") -> "PodNetwork":
+        digest = cfg.state_digest
+        override = os.environ.get("C5C3_NODE_POD_SUBNET", "").strip()
+        if override:
+            subnet = ipaddress.IPv4Network(override)
+            if not subnet.is_private or subnet.prefixlen > 28:
+                raise ValueError(f"C5C3_NODE_POD_SUBNET={override}: not a private IPv4 network of /28 or larger")
+        else:  # the third octet 1..254: never the /16's first or last /24
+            third = int(digest[:8], 16) % 254 + 1
+            subnet = ipaddress.IPv4Network((int(POD_SUBNETS.network_address) + (third << 8), 24))
+        return cls(f"c5c3-{digest[:6]}", subnet)  # 11 characters: a Linux interface name has at most 15
+
+    @property
+    def gateway(self) -> str:
+        """The bridge's address on the host: the first of the subnet (host-local keeps it out of its pool)."""
+        return str(self.subnet.network_address + 1)
+
+    @property
+    def gateway_cidr(self) -> str:
+        return f"{self.gateway}/{self.subnet.prefixlen}"

@@ -9,15 +9,18 @@ node (node.py): Deployments, ReplicaSets, Jobs, CronJobs, each namespace's ``def
 presents ``kubelet-client.crt`` to kubelets (logs, exec).
 
 ``stale`` names the running servers whose command line differs from what ``up`` would start now: ``up``
-reuses a running server as it is, so a flag added here reaches a running stack only after a restart.
+reuses a running server as it is, so a flag added here reaches a running stack only after a restart. The
+management API server's certificate also names the node's Pod gateway (``ensure_cluster_pki``); when ``up``
+signs it again for that, a reused API server loads the new file by itself (``_serving_cert_current``).
 """
+import ssl
 import time
 from pathlib import Path
 from typing import Dict, List
 
 from . import binaries
 from .certs import ensure_pki
-from .config import HOST, StackConfig
+from .config import HOST, PodNetwork, StackConfig
 from .process import Service, StackError, http_ok, wait_until
 
 MANAGEMENT = "management"
@@ -119,16 +122,49 @@ current-context: {name}
     path.chmod(0o600)
 
 
+def ensure_cluster_pki(cfg: StackConfig, cluster: str = MANAGEMENT) -> dict:
+    """The cluster's PKI as ``up`` wants it: the management API server's certificate also names the node's Pod
+    gateway, where node.py's forwarder relays pods' connections (computed from the config: no node need run)."""
+    extra = (PodNetwork.of(cfg).gateway,) if cluster == MANAGEMENT else ()
+    return ensure_pki(cfg.dir("kube", cluster, "pki"), HOST, extra)
+
+
+def served_cert_matches(port: int, crt: Path) -> bool:
+    """True when the API server on ``HOST:port`` presents the certificate of the file ``crt``."""
+    try:
+        served = ssl.get_server_certificate((HOST, port), timeout=5)
+        return ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(crt.read_text())
+    except (OSError, ValueError):
+        return False
+
+
+def _serving_cert_current(svc: Service, crt: Path, port: int) -> str:
+    """A reused API server presents the certificate it last read: it watches the file (fsnotify, and reads it
+    again every minute), so a certificate ``up`` signed again shows within a minute; restarted if not."""
+    if served_cert_matches(port, crt):
+        return "reused"
+    try:
+        wait_until(lambda: served_cert_matches(port, crt), 75, f"{svc.name} serving the new {crt.name}",
+                   interval=1, alive=lambda: svc.pid() is not None, log=svc.log_file)
+        return "reused-reloaded-cert"
+    except StackError:
+        svc.stop()
+        svc.ensure()
+        return "restarted-for-cert"
+
+
 def up(cfg: StackConfig, cluster: str = MANAGEMENT, index: int = 0) -> Dict[str, str]:
     bins = binaries.ensure_built(cfg, binaries.KUBE, BINARIES)
     d = cluster_dir(cfg, cluster)
-    pki = ensure_pki(cfg.dir("kube", cluster, "pki"), HOST)
+    pki = ensure_cluster_pki(cfg, cluster)
     write_kubeconfig(kubeconfig_path(cfg, cluster), f"https://{HOST}:{cfg.port('apiserver', index)}",
                      pki, "c5c3-" + cluster)
     timings = {}
     for svc in _services(cfg, cluster, index, bins, pki):
         t0 = time.monotonic()
         state = svc.ensure()
+        if state == "reused" and svc.name.startswith("kube-apiserver"):
+            state = _serving_cert_current(svc, pki["server.crt"], cfg.port("apiserver", index))
         timings[svc.name] = (state, time.monotonic() - t0)
     _wait_default_namespace(cfg, cluster, pki, index)
     (d / "timings").write_text("".join(f"{k} {s} {t:.1f}s\n" for k, (s, t) in timings.items()))

@@ -1,14 +1,22 @@
 """A real node for the management cluster (stack part ``node``): containerd + runc, a kubelet, kube-scheduler.
 
 Everything is built from Go modules (stack/build-binaries.sh node) and every file, socket and mount of the node
-lives under ``<state>/node`` (``.stack/node``), but for what the kubelet has no setting for (its device-plugin
-socket, its /var/log/containers links, six sysctls: see ``down``). The design follows this machine's rules:
+lives under ``<state>/node`` (``.stack/node``), but for what the kubelet and containerd have no setting for (its
+device-plugin socket, its /var/log/containers links, six sysctls, libcni's result cache /var/lib/cni) and the Pod
+network's bridge (see ``down``). The design follows this machine's rules:
 
-- **hostNetwork only.** Pods run with ``hostNetwork: true`` and reach the API server on its loopback URL
-  (``KUBERNETES_SERVICE_HOST=127.0.0.1``, ``KUBERNETES_SERVICE_PORT=<apiserver port>``). No CNI plugin is
-  built: containerd only needs one network config to report the runtime network ready, and the loopback-only
-  config it gets is never executed for a hostNetwork pod; a pod without hostNetwork fails at sandbox creation
-  (no plugin binary), so it never gets an address (containerd removes its network namespace at once).
+- **A Pod network with no way off the machine.** A pod without ``hostNetwork`` gets an address of the stack's
+  own /24 (``PodNetwork`` in config.py: ``10.253.<from the state dir's hash>.0/24`` on a bridge
+  ``c5c3-<6 hex of the same hash>``, so a second stack's node gets its own) from the CNI plugins ``bridge`` and
+  ``host-local`` (built from Go modules, linked into ``<state>/node/cni/bin``). The stack makes the bridge itself
+  (``ensure_bridge``), with the gateway ``.1`` as its address; the bridge has no uplink (only the pods' veths
+  are its ports), the pods get no route but their subnet's connected one (no default route, no ``routes`` in the
+  config), no NAT (``ipMasq: false``), and ``isGateway: false``, because with it the plugin would switch on
+  ``net.ipv4.ip_forward`` for the whole host. The pods reach the API server through ``forward.py``, a relay on
+  ``<gateway>:<apiserver port>`` to the API server's loopback port, whose certificate names the gateway
+  (``kube.ensure_cluster_pki``): they set ``KUBERNETES_SERVICE_HOST=<gateway>``,
+  ``KUBERNETES_SERVICE_PORT=<apiserver port>`` (``up`` exports both). ``hostNetwork: true`` pods run as before:
+  on the host's network, reaching the API server on ``127.0.0.1:<apiserver port>``.
 - **Loopback names.** The node is called ``127.0.0.1``: the kubelet then reports only loopback addresses
   (InternalIP and Hostname ``127.0.0.1``) and neither it nor the API server ever resolves a node name (a
   name would be looked up in DNS, off the machine). The kubelet listens on 127.0.0.1 only.
@@ -21,13 +29,15 @@ socket, its /var/log/containers links, six sysctls: see ``down``). The design fo
 ``down`` leaves nothing behind: the pods' tasks are killed through containerd, then every shim of this node's
 containerd and every process in its cgroups is SIGKILLed, every mount under ``<state>/node`` unmounted
 (deepest first), the cgroup tree removed depth-first under each hierarchy, the kubelet's
-``/var/log/containers`` links removed; the last node of the machine to stop restores the sysctls the kubelet set
-and removes its device-plugin folder (both recorded by the first to start, in /run). The cgroup v1 layout is
+``/var/log/containers`` links removed, the bridge, any veth still on it, the IPAM data and this node's entries of
+libcni's fixed result cache ``/var/lib/cni/results`` removed; the last node of the machine to stop restores the
+sysctls the kubelet set and removes its device-plugin folder and ``/var/lib/cni`` (what existed before is
+recorded by the first to start, in /run). The cgroup v1 layout is
 what this was run on; on a cgroup v2 host the cgroup root is made and removed the same way, untested.
 """
 import ctypes
 import errno
-import hashlib
+import ipaddress
 import json
 import os
 import signal
@@ -35,6 +45,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -43,8 +54,8 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from . import binaries, images, kube
-from .certs import ensure_client_cert, ensure_pki
-from .config import HOST, StackConfig, skipped_parts
+from .certs import ensure_client_cert
+from .config import HOST, PodNetwork, StackConfig, skipped_parts
 from .kubectl import Kubectl
 from .process import Service, StackError, http_ok, log_timing, pid_alive, wait_until
 
@@ -52,11 +63,18 @@ PART = "node"
 NODE_NAME = HOST  # an IP literal: no name to resolve, every address the kubelet reports is loopback
 PAUSE_IMAGE = "c5c3.local/pause:1"
 PROBE_IMAGE = "c5c3.local/probe:1"
+# the CNI plugins of the Pod network; containerd's CRI runs loopback for every pod sandbox's lo
+CNI_PLUGINS = ("bridge", "host-local", "loopback")
+CNI_CONFLIST = "10-c5c3-pods.conflist"
+OLD_CNI_CONFLISTS = ("10-host-network-only.conflist",)  # what a node of the hostNetwork-only days wrote
+# libcni's result cache: containerd's go-cni sets no other, so each pod's ADD result is written there
+CNI_CACHE = Path("/var/lib/cni")
 # what `stack/build-binaries.sh node` builds, by cache folder
 NODE_BINARIES = ((binaries.KUBE, ("kubelet", "kube-scheduler")),
                  (binaries.CONTAINERD, ("containerd", "containerd-shim-runc-v2", "ctr")),
                  (binaries.RUNC, ("runc",)),
-                 (binaries.NODE_IMAGES, ("pause", "probe")))
+                 (binaries.NODE_IMAGES, ("pause", "probe")),
+                 (binaries.CNI, CNI_PLUGINS))
 CLOSED_PORT = f"http://{HOST}:9"  # where containerd's registry traffic goes: nothing listens there
 MAX_SOCKET_DIR = 42  # containerd's limit for its shim socket directory (a unix socket path is short)
 # what the kubelet writes at start-up (setupKernelTunables); down puts back what was there before
@@ -82,13 +100,21 @@ class Paths:
 
     @classmethod
     def of(cls, cfg: StackConfig) -> "Paths":
-        base = cfg.state / "node"
-        digest = hashlib.sha256(str(cfg.state.resolve()).encode()).hexdigest()[:8]
-        return cls(base, f"c5c3-node-{digest}")
+        return cls(cfg.state / "node", f"c5c3-node-{cfg.state_digest[:8]}")
 
     @property
     def etc(self) -> Path:
         return self.base / "etc"
+
+    @property
+    def cni_bin(self) -> Path:
+        """containerd's CNI bin_dirs: links to the built plugins (a running containerd keeps its config)."""
+        return self.base / "cni" / "bin"
+
+    @property
+    def ipam_data(self) -> Path:
+        """host-local's dataDir: one file per allocated pod address."""
+        return self.base / "cni" / "ipam"
 
     @property
     def pki(self) -> Path:
@@ -138,8 +164,8 @@ class Paths:
 # configuration (pure: rendered from paths and ports, checked by tests/unit/stack/test_node_config.py)
 
 def containerd_config(p: Paths, shim: Path, runc: Path) -> str:
-    """containerd's config (version 3): everything under ``p.base``, overlayfs, runc with cgroupfs, the
-    local sandbox image, a loopback-only CNI config dir, no registry, no NRI."""
+    """containerd's config (version 4): everything under ``p.base``, overlayfs, runc with cgroupfs, the
+    local sandbox image, the Pod network's CNI config dir and plugin links, no registry, no NRI."""
     def q(value) -> str:
         return json.dumps(str(value))  # a TOML basic string is a JSON string
 
@@ -214,17 +240,27 @@ disabled_plugins = [
           Root = {q(p.runc_root)}
           SystemdCgroup = false
     [plugins."io.containerd.cri.v1.runtime".cni]
-      bin_dirs = [{q(p.base / "cni" / "bin")}]
+      bin_dirs = [{q(p.cni_bin)}]
       conf_dir = {q(p.etc / "cni")}
       max_conf_num = 1
 """
 
 
-def cni_config() -> str:
-    """The one network config containerd's CRI needs to call the runtime network ready. hostNetwork pods
-    never run it; no plugin binary is installed, so a pod without hostNetwork fails before any netns exists."""
-    return json.dumps({"cniVersion": "1.0.0", "name": "c5c3-host-network-only",
-                       "plugins": [{"type": "loopback"}]}, indent=2) + "\n"
+def cni_config(net: PodNetwork, ipam_data: Path) -> str:
+    """The Pod network's conflist: the stack's bridge, an address of its /24 and nothing else. No ``routes``
+    (only the connected route: nothing to route off the machine), ``ipMasq: false`` (no NAT rules),
+    ``isGateway: false`` (the stack gives the bridge the gateway address itself; with true the plugin would set
+    the host's ``net.ipv4.ip_forward=1``). hostNetwork pods never run it."""
+    return json.dumps({
+        "cniVersion": "1.0.0", "name": net.bridge,
+        "plugins": [{
+            "type": "bridge", "bridge": net.bridge,
+            "isGateway": False, "isDefaultGateway": False, "ipMasq": False,
+            "hairpinMode": False, "promiscMode": False,
+            "ipam": {"type": "host-local", "dataDir": str(ipam_data),
+                     "ranges": [[{"subnet": str(net.subnet), "gateway": net.gateway}]]},
+        }],
+    }, indent=2) + "\n"
 
 
 def registry_hosts() -> str:
@@ -392,6 +428,119 @@ def _remove_cgroups(p: Paths) -> List[str]:
     return left
 
 
+# ---------------------------------------------------------------------------------------------------------
+# the Pod network: the bridge on the host (iproute2's ip), libcni's result cache (parsers pure)
+
+def subnet_clashes(net: PodNetwork, addresses: list, routes: list) -> List[str]:
+    """What of ``ip -j -4 addr show`` and ``ip -j -4 route show table all`` overlaps the Pod subnet on an
+    interface other than the node's bridge (a default route overlaps everything and is no clash)."""
+    found = []
+    for link in addresses:
+        if link.get("ifname") == net.bridge:
+            continue
+        for addr in link.get("addr_info", []):
+            cidr = f"{addr.get('local')}/{addr.get('prefixlen', 32)}"
+            if ipaddress.ip_network(cidr, strict=False).overlaps(net.subnet):
+                found.append(f"address {cidr} on {link.get('ifname')}")
+    for route in routes:
+        dst = route.get("dst", "")
+        if route.get("dev") == net.bridge or dst in ("", "default"):
+            continue
+        try:
+            network = ipaddress.ip_network(dst, strict=False)
+        except ValueError:
+            continue
+        if network.prefixlen and network.version == 4 and network.overlaps(net.subnet):
+            found.append(f"route {dst} dev {route.get('dev')}")
+    return found
+
+
+def is_our_cni_result(doc: dict, base: Path, net: PodNetwork) -> bool:
+    """A libcni cache entry of this node: its network is the node's, or its netns is under the node's folder
+    (the loopback plugin's entries carry the shared name ``cni-loopback``)."""
+    return doc.get("networkName") == net.bridge or str(doc.get("netns", "")).startswith(str(base) + "/")
+
+
+def _ip(*args: str, check: bool = True) -> str:
+    try:
+        out = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+    except FileNotFoundError as exc:
+        raise StackError("the node's Pod network needs the ip command (iproute2)") from exc
+    if check and out.returncode != 0:
+        raise StackError(f"ip {' '.join(args)}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def _ip_json(*args: str) -> list:
+    """``ip -j ARGS`` parsed; [] when the device does not exist (or there is no ip: nothing to find or remove)."""
+    if not shutil.which("ip"):
+        return []
+    out = _ip("-j", *args, check=False)
+    try:
+        return json.loads(out) if out.strip() else []
+    except ValueError:
+        return []
+
+
+def bridge_exists(net: PodNetwork) -> bool:
+    return bool(_ip_json("link", "show", "dev", net.bridge))
+
+
+def ensure_bridge(net: PodNetwork) -> None:
+    """The node's bridge with the gateway as its only IPv4 address, up: made by the stack (before any pod) so
+    the forwarder can listen on the gateway; idempotent. Refuses a subnet another interface or route uses."""
+    clashes = subnet_clashes(net, _ip_json("-4", "addr", "show"), _ip_json("-4", "route", "show", "table", "all"))
+    if clashes:
+        raise StackError(f"the Pod subnet {net.subnet} is in use on this machine ({'; '.join(clashes)}): "
+                         "choose another with C5C3_NODE_POD_SUBNET")
+    if not bridge_exists(net):
+        _ip("link", "add", "name", net.bridge, "type", "bridge")
+    present = [f"{a['local']}/{a['prefixlen']}" for link in _ip_json("-4", "addr", "show", "dev", net.bridge)
+               for a in link.get("addr_info", [])]
+    for cidr in present:
+        if cidr != net.gateway_cidr:  # the gateway of a subnet an earlier C5C3_NODE_POD_SUBNET chose
+            _ip("addr", "del", cidr, "dev", net.bridge)
+    if net.gateway_cidr not in present:
+        _ip("addr", "add", net.gateway_cidr, "dev", net.bridge)
+    _ip("link", "set", "dev", net.bridge, "up")
+
+
+def bridge_ports(net: PodNetwork) -> List[str]:
+    """The interfaces enslaved to the bridge: the host ends of pods' veths."""
+    return [link["ifname"] for link in _ip_json("link", "show", "master", net.bridge) if "ifname" in link]
+
+
+def cni_cache_files(base: Path, net: PodNetwork) -> List[Path]:
+    folder = CNI_CACHE / "results"
+    found = []
+    for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
+        try:
+            doc = json.loads(entry.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and is_our_cni_result(doc, base, net):
+            found.append(entry)
+    return found
+
+
+def remove_pod_network(p: Paths, net: PodNetwork) -> List[str]:
+    """Delete the veths left on the bridge, the bridge, the IPAM data and this node's libcni cache entries (a
+    pod's CNI DEL never ran when ``down`` killed it); returns what failed."""
+    problems = []
+    for port in bridge_ports(net):
+        out = subprocess.run(["ip", "link", "del", "dev", port], capture_output=True, text=True, timeout=30)
+        if out.returncode != 0 and "Cannot find device" not in out.stderr:
+            problems.append(f"veth {port}: {out.stderr.strip()}")
+    if bridge_exists(net):
+        out = subprocess.run(["ip", "link", "del", "dev", net.bridge], capture_output=True, text=True, timeout=30)
+        if out.returncode != 0:
+            problems.append(f"bridge {net.bridge}: {out.stderr.strip()}")
+    shutil.rmtree(p.ipam_data, ignore_errors=True)
+    for entry in cni_cache_files(p.base, net):
+        entry.unlink(missing_ok=True)
+    return problems
+
+
 _libc = ctypes.CDLL(None, use_errno=True)
 MNT_DETACH = 2
 
@@ -495,6 +644,22 @@ def _services(cfg: StackConfig, p: Paths, bins: Dict[str, Path]) -> Tuple[Servic
     return containerd, kubelet, scheduler
 
 
+def _tcp_ok(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _forwarder(cfg: StackConfig, net: PodNetwork) -> Service:
+    """forward.py on ``<gateway>:<apiserver port>``, relaying to the API server's loopback port."""
+    port = cfg.port("apiserver")
+    return Service(cfg, "node-pod-api-forward", [
+        sys.executable, "-m", "c5c3stack.forward", "--listen", f"{net.gateway}:{port}", "--to", f"{HOST}:{port}",
+    ], env={"PYTHONPATH": str(cfg.root / "stack")}, ready=lambda: _tcp_ok(net.gateway, port), timeout=20)
+
+
 def _write(path: Path, text: str, mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
@@ -502,7 +667,18 @@ def _write(path: Path, text: str, mode: int = 0o644) -> None:
     path.chmod(mode)
 
 
-def _write_config(cfg: StackConfig, p: Paths, bins: Dict[str, Path], pki: dict) -> None:
+def _link_cni_plugins(p: Paths, bins: Dict[str, Path]) -> None:
+    """``<node>/cni/bin/<plugin>`` -> the built plugin in the cache (renewed when the pinned version moves)."""
+    p.cni_bin.mkdir(parents=True, exist_ok=True)
+    for name in CNI_PLUGINS:
+        link = p.cni_bin / name
+        if link.is_symlink() and os.readlink(link) == str(bins[name]):
+            continue
+        link.unlink(missing_ok=True)
+        link.symlink_to(bins[name])
+
+
+def _write_config(cfg: StackConfig, p: Paths, bins: Dict[str, Path], pki: dict, net: PodNetwork) -> None:
     server = f"https://{HOST}:{cfg.port('apiserver')}"
     node_crt, node_key = ensure_client_cert(pki, p.pki, "node", f"/O=system:nodes/CN=system:node:{NODE_NAME}")
     sched_crt, sched_key = ensure_client_cert(pki, p.pki, "scheduler", "/CN=system:kube-scheduler")
@@ -513,11 +689,15 @@ def _write_config(cfg: StackConfig, p: Paths, bins: Dict[str, Path], pki: dict) 
     _write(p.etc / "kubelet.json", json.dumps(kubelet_config(p, pki["ca.crt"], cfg.port("kubelet"),
                                                              cfg.port("kubelet_healthz")), indent=2) + "\n")
     _write(p.etc / "containerd.toml", containerd_config(p, bins["containerd-shim-runc-v2"], bins["runc"]))
-    _write(p.etc / "cni" / "10-host-network-only.conflist", cni_config())
+    # plugins first: a running containerd reloads its CNI config as soon as the file changes
+    _link_cni_plugins(p, bins)
+    _write(p.etc / "cni" / CNI_CONFLIST, cni_config(net, p.ipam_data))
+    for old in OLD_CNI_CONFLISTS:
+        (p.etc / "cni" / old).unlink(missing_ok=True)
     _write(p.etc / "registry" / "_default" / "hosts.toml", registry_hosts())
     _write(p.etc / "resolv.conf", "# pods of the local stack's node get no name server (network rule)\n")
     for folder in (p.containerd_root, p.containerd_state, p.shim_sockets, p.runc_root, p.kubelet_root,
-                   p.pod_logs, p.base / "cni" / "bin", p.etc / "cdi", p.images):
+                   p.pod_logs, p.ipam_data, p.etc / "cdi", p.images):
         folder.mkdir(parents=True, exist_ok=True)
 
 
@@ -544,13 +724,14 @@ def _other_kubelets(p: Paths) -> List[int]:
 
 def _record_host_state(p: Paths) -> None:
     """Before a kubelet of the stack first changes the host: the kernel settings it writes and whether
-    /var/log/containers existed, kept machine-wide (in /run) by the first node that starts, so the last one to
-    stop puts them back."""
+    /var/log/containers, its device-plugin folder and libcni's cache existed, kept machine-wide (in /run) by the
+    first node that starts, so the last one to stop puts them back."""
     if HOST_STATE.exists():
         return
     state = {"sysctl": {k: _read(Path("/proc/sys") / k).strip() for k in KUBELET_SYSCTLS},
              "var_log_containers": VAR_LOG_CONTAINERS.exists(),
-             "device_plugins": [str(d) for d in (DEVICE_PLUGINS.parent, DEVICE_PLUGINS) if d.exists()]}
+             "device_plugins": [str(d) for d in (DEVICE_PLUGINS.parent, DEVICE_PLUGINS) if d.exists()],
+             "cni_cache": [str(d) for d in (CNI_CACHE, CNI_CACHE / "results") if d.exists()]}
     HOST_STATE.write_text(json.dumps(state, indent=2) + "\n")
 
 
@@ -582,6 +763,11 @@ def _restore_host_state(p: Paths) -> List[str]:
         for folder in (DEVICE_PLUGINS, DEVICE_PLUGINS.parent):
             if str(folder) not in existed and folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
+    # a record of a node older than the Pod network has no "cni_cache": then both count as existing before
+    existed = set(state.get("cni_cache", [str(CNI_CACHE), str(CNI_CACHE / "results")]))
+    for folder in (CNI_CACHE / "results", CNI_CACHE):
+        if str(folder) not in existed and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
     HOST_STATE.unlink()
     return errors
 
@@ -635,12 +821,16 @@ def node_ready(cfg: StackConfig) -> bool:
 def up(cfg: StackConfig) -> Dict[str, str]:
     t0 = time.monotonic()
     p = Paths.of(cfg)
+    net = PodNetwork.of(cfg)
     bins = _bins(cfg, build=True)
-    pki = ensure_pki(cfg.dir("kube", kube.MANAGEMENT, "pki"), HOST)
-    _write_config(cfg, p, bins, pki)
+    pki = kube.ensure_cluster_pki(cfg)  # its serving certificate names the Pod gateway
+    ensure_bridge(net)  # before the CNI config names it, before any pod, before the forwarder binds the gateway
+    forwarder = _forwarder(cfg, net)
+    states = [forwarder.ensure()]
+    _write_config(cfg, p, bins, pki, net)
     Kubectl(cfg, kube.kubeconfig_path(cfg)).apply(NODE_RBAC)
     containerd, kubelet, scheduler = _services(cfg, p, bins)
-    states = [containerd.ensure()]
+    states.append(containerd.ensure())
     _import_images(cfg, p, bins)
     _make_cgroup_root(p)
     _record_host_state(p)
@@ -660,6 +850,10 @@ def up(cfg: StackConfig) -> Dict[str, str]:
         "C5C3_NODE_PROBE_IMAGE": PROBE_IMAGE,
         "C5C3_NODE_CONTAINERD": str(p.containerd_socket),
         "C5C3_NODE_CTR": str(bins["ctr"]),
+        # a pod without hostNetwork: KUBERNETES_SERVICE_HOST/PORT (the forwarder to the API server)
+        "C5C3_NODE_POD_GATEWAY": net.gateway,
+        "C5C3_NODE_POD_API_PORT": str(cfg.port("apiserver")),
+        "C5C3_NODE_POD_SUBNET": str(net.subnet),
     }
 
 
@@ -692,9 +886,10 @@ def _stop_tasks(bins: Dict[str, Path], p: Paths) -> None:
 
 
 def down(cfg: StackConfig) -> None:
-    """Stop the node and leave no process, mount or cgroup of it behind; raises if something stays."""
+    """Stop the node and leave no process, mount, cgroup or interface of it behind; raises if something stays."""
     p = Paths.of(cfg)
-    if not p.base.exists():
+    net = PodNetwork.of(cfg)
+    if not p.base.exists() and not bridge_exists(net):
         return
     bins = _bins(cfg, build=False)
     containerd, kubelet, scheduler = _services(cfg, p, bins)
@@ -702,10 +897,12 @@ def down(cfg: StackConfig) -> None:
     kubelet.stop()
     _stop_tasks(bins, p)
     containerd.stop()
+    _forwarder(cfg, net).stop()
     problems = [f"pid {pid} survived SIGKILL" for pid in _kill_leftovers(p)]
     problems += _unmount_all([p.base, p.shim_sockets.parent] if not str(p.shim_sockets).startswith(str(p.base))
-                             else [p.base])
+                             else [p.base])  # the pods' network namespaces too: their veths go with them
     problems += _remove_cgroups(p)
+    problems += remove_pod_network(p, net)
     problems += _restore_host_state(p)
     if not str(p.shim_sockets).startswith(str(p.base)):
         shutil.rmtree(p.shim_sockets.parent, ignore_errors=True)
@@ -719,20 +916,29 @@ def status(cfg: StackConfig) -> List[Tuple[str, str, str]]:
     if not wanted():
         return []
     p = Paths.of(cfg)
+    net = PodNetwork.of(cfg)
     bins = _bins(cfg, build=False)
     containerd, kubelet, scheduler = _services(cfg, p, bins)
     ready = "Ready" if kubelet.pid() and node_ready(cfg) else "not Ready"
+    bridge = ("node-pod-network", "up", f"bridge {net.bridge} {net.gateway_cidr}") if bridge_exists(net) else \
+        ("node-pod-network", "down", f"no bridge {net.bridge}")
     return [containerd.status_row(str(p.containerd_socket)),
             kubelet.status_row(f"node {NODE_NAME} {ready}"),
-            scheduler.status_row(f"{HOST}:{cfg.port('scheduler')}")]
+            scheduler.status_row(f"{HOST}:{cfg.port('scheduler')}"),
+            bridge,
+            _forwarder(cfg, net).status_row(f"{net.gateway}:{cfg.port('apiserver')} -> {HOST}")]
 
 
 def leftovers(cfg: StackConfig) -> Dict[str, list]:
     """What of the node exists on the host right now (for tests and for checking ``down``)."""
     p = Paths.of(cfg)
+    net = PodNetwork.of(cfg)
     roots = [p.base] + ([p.shim_sockets.parent] if not str(p.shim_sockets).startswith(str(p.base)) else [])
     return {
         "mounts": mounts_under(_read(Path("/proc/self/mountinfo")), roots),
         "cgroups": [str(d) for d in _cgroup_dirs(p) if d.exists()],
         "processes": sorted(_cgroup_pids(p) | _shim_pids(p)),
+        "bridge": [net.bridge] if bridge_exists(net) else [],
+        "veths": bridge_ports(net),
+        "cni_cache": [str(f) for f in cni_cache_files(p.base, net)],
     }

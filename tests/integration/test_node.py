@@ -4,6 +4,7 @@ images built here and imported, every pod on the host network reaching the API s
 What each test proves is in its docstring; docs/testing.md ("The node") says how the node is configured. A stack
 brought up with ``C5C3_SKIP_PARTS=node`` says so in ``.stack/env``; only then are these tests skipped.
 """
+import ipaddress
 import os
 import subprocess
 import sys
@@ -189,15 +190,30 @@ def test_imported_archive_runs(kube, node_env, ns, tmp_path):
                    + ["images", "rm", spec.name], capture_output=True, timeout=60)
 
 
-def test_pod_without_host_network_gets_no_network(kube, node_env, ns):
-    """The network rule: a pod that asks for a network of its own is refused at sandbox creation (the CNI
-    config names a plugin that is not installed), so no pod address or route ever exists."""
+def test_a_pod_network_pod_reaches_the_api_server_and_nothing_off_the_machine(kube, node_env, ns):
+    """The Pod network (docs/testing.md, "The node"): a pod without hostNetwork gets an address of the node's
+    subnet and only its connected route (no default route), reaches the API server through the bridge's gateway
+    (the stack's forwarder, the gateway in the serving certificate) with its ServiceAccount token, and an address
+    off the machine is unreachable from it: no packet leaves."""
     core = client.CoreV1Api(kube)
-    core.create_namespaced_pod(ns, _pod(node_env, "own-net", ["echo", "never"], hostNetwork=False))
-    msg = wait_for(lambda: [e for e in _events(core, ns, "own-net") if e.startswith("FailedCreatePodSandBox")],
-                   TIMEOUT, what="FailedCreatePodSandBox for pod own-net")
-    assert 'failed to find plugin "loopback"' in msg[0], msg
-    assert core.read_namespaced_pod("own-net", ns).status.pod_ip is None
+    gateway, port = node_env["C5C3_NODE_POD_GATEWAY"], node_env["C5C3_NODE_POD_API_PORT"]
+    env = [{"name": "KUBERNETES_SERVICE_HOST", "value": gateway}, {"name": "KUBERNETES_SERVICE_PORT", "value": port}]
+    pod = _pod(node_env, "own-net", ["addrs"], hostNetwork=False, automountServiceAccountToken=True)
+    pod["spec"]["containers"] = [_container(node_env, ["addrs"], name="addrs"),
+                                 _container(node_env, ["apiget", "/version", "/api/v1/namespaces/" + ns + "/pods"],
+                                            name="api", env=env),
+                                 _container(node_env, ["connect", "1.1.1.1:443"], name="off")]
+    core.create_namespaced_pod(ns, pod)
+    wait_for(lambda: _phase(core, ns, "own-net") in ("Succeeded", "Failed"), TIMEOUT, what="pod own-net to end")
+    status = core.read_namespaced_pod("own-net", ns).status
+    ip = ipaddress.ip_address(status.pod_ip)
+    assert ip in ipaddress.ip_network(node_env["C5C3_NODE_POD_SUBNET"]) and str(ip) != gateway, status.pod_ip
+    logs = {c: _kubectl(node_env, "logs", "-n", ns, "own-net", "-c", c).stdout for c in ("addrs", "api", "off")}
+    assert status.phase == "Succeeded", (status.phase, logs)
+    assert f"addr {ip}/24" in logs["addrs"] and "default route: no" in logs["addrs"], logs["addrs"]
+    assert logs["api"].splitlines() == ["GET /version 200", f"GET /api/v1/namespaces/{ns}/pods 403"], logs["api"]
+    assert logs["off"].startswith("connect 1.1.1.1:443 failed:") and "network is unreachable" in logs["off"], \
+        logs["off"]
 
 
 def test_image_pull_goes_nowhere(kube, node_env, ns):

@@ -1,13 +1,19 @@
 """The node's configuration and host bookkeeping (stack/c5c3stack/node.py, images.py), without running anything:
 containerd's TOML, the KubeletConfiguration, where every path goes, the control plane's flags, the parsers the
-teardown relies on, and the reproducible OCI archive writer."""
+teardown relies on, and the reproducible OCI archive writer; the Pod network's conflist and per-stack names, the
+forwarder (forward.py, in-process on loopback) and the serving certificate's gateway SAN (certs.py, kube.py)."""
+import asyncio
 import hashlib
 import io
+import ipaddress
 import json
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tarfile
+import threading
 import tomllib
 from pathlib import Path
 
@@ -17,8 +23,8 @@ REPO = Path(__file__).resolve().parents[3]
 if str(REPO / "stack") not in sys.path:
     sys.path.insert(0, str(REPO / "stack"))
 
-from c5c3stack import binaries, images, kube, node  # noqa: E402
-from c5c3stack.config import OPTIONAL_PARTS, StackConfig  # noqa: E402
+from c5c3stack import binaries, certs, forward, images, kube, node  # noqa: E402
+from c5c3stack.config import OPTIONAL_PARTS, PodNetwork, StackConfig  # noqa: E402
 
 BASE = Path("/work/x/.stack/node")
 PATHS = node.Paths(BASE, "c5c3-node-0123abcd")
@@ -73,15 +79,258 @@ def test_containerd_runs_runc_with_cgroupfs_and_the_local_sandbox_image(containe
     assert plugins["io.containerd.grpc.v1.cri"]["stream_server_address"] == "127.0.0.1"
 
 
-def test_containerd_has_a_network_config_but_no_plugin_and_no_registry(containerd):
+def test_containerd_finds_the_pod_network_under_the_node_folder_and_no_registry(containerd):
     cni = containerd["plugins"][CRI_RUNTIME]["cni"]
     assert cni["conf_dir"] == str(BASE / "etc" / "cni")
-    assert cni["bin_dirs"] == [str(BASE / "cni" / "bin")]
-    conf = json.loads(node.cni_config())
-    assert [p["type"] for p in conf["plugins"]] == ["loopback"]
+    assert cni["bin_dirs"] == [str(PATHS.cni_bin)] == [str(BASE / "cni" / "bin")]  # links to the built plugins
+    assert cni["max_conf_num"] == 1
     registry = containerd["plugins"]["io.containerd.cri.v1.images"]["registry"]["config_path"]
     assert registry == str(BASE / "etc" / "registry")
     assert tomllib.loads(node.registry_hosts())["server"] == "http://127.0.0.1:9"
+
+
+NET = PodNetwork("c5c3-0123ab", ipaddress.IPv4Network("10.253.42.0/24"))
+
+
+def _keys(value):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v)
+
+
+def test_pod_network_config_routes_nothing_off_the_machine():
+    """The network rule: the bridge plugin with host-local, no routes (only the connected one), no NAT, no
+    default gateway, and no isGateway (which would switch on the host's ip_forward)."""
+    conf = json.loads(node.cni_config(NET, PATHS.ipam_data))
+    assert conf["name"] == NET.bridge and conf["cniVersion"] == "1.0.0"
+    [bridge] = conf["plugins"]
+    assert bridge["type"] == "bridge" and bridge["bridge"] == "c5c3-0123ab"
+    assert bridge["isGateway"] is False and bridge["isDefaultGateway"] is False
+    assert bridge["ipMasq"] is False and bridge["hairpinMode"] is False and bridge["promiscMode"] is False
+    assert "routes" not in set(_keys(conf)) and "ipMasqBackend" not in bridge
+    assert bridge["ipam"] == {"type": "host-local", "dataDir": str(BASE / "cni" / "ipam"),
+                              "ranges": [[{"subnet": "10.253.42.0/24", "gateway": "10.253.42.1"}]]}
+    assert node.CNI_PLUGINS == ("bridge", "host-local", "loopback")  # containerd runs loopback for every sandbox
+    assert (binaries.CNI, node.CNI_PLUGINS) in node.NODE_BINARIES
+
+
+def test_cni_plugins_are_pinned_like_the_other_node_binaries():
+    assert binaries.pinned(StackConfig(), "cni", binaries.CNI[1]).startswith("v1.")
+    tools = (REPO / "stack" / "go" / "cni" / "go.mod").read_text()
+    for plugin in ("main/bridge", "ipam/host-local", "main/loopback"):
+        assert f"github.com/containernetworking/plugins/plugins/{plugin}\n" in tools
+
+
+def test_pod_network_is_per_stack(tmp_path, monkeypatch):
+    monkeypatch.delenv("C5C3_NODE_POD_SUBNET", raising=False)
+    nets, paths = [], []
+    for name in ("a", "b", ".stack", ".stack-faults"):
+        monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path / name))
+        nets.append(PodNetwork.of(StackConfig()))
+        paths.append(node.Paths.of(StackConfig()))
+    for net, p in zip(nets, paths):
+        assert len(net.bridge) <= 15 and net.bridge.startswith("c5c3-")
+        assert p.cgroup_name[len("c5c3-node-"):].startswith(net.bridge[len("c5c3-"):])  # the same hash
+        assert net.subnet.prefixlen == 24 and net.subnet.subnet_of(ipaddress.IPv4Network("10.253.0.0/16"))
+        assert net.subnet.network_address.packed[2] not in (0, 255)
+        assert net.gateway == str(net.subnet.network_address + 1) and net.gateway_cidr == net.gateway + "/24"
+    assert len({n.bridge for n in nets}) == 4 and len({n.subnet for n in nets}) == 4
+    monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path / "a"))
+    assert PodNetwork.of(StackConfig()) == nets[0]  # stable: down finds what up made
+
+
+def test_pod_subnet_can_be_moved_but_only_to_a_private_network(tmp_path, monkeypatch):
+    monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path))
+    monkeypatch.setenv("C5C3_NODE_POD_SUBNET", "172.31.7.0/24")
+    assert PodNetwork.of(StackConfig()).gateway == "172.31.7.1"
+    for bad in ("8.8.8.0/24", "10.253.1.0/30", "10.253.1.1/24"):
+        monkeypatch.setenv("C5C3_NODE_POD_SUBNET", bad)
+        with pytest.raises(ValueError):
+            PodNetwork.of(StackConfig())
+
+
+def test_subnet_clashes_ignore_the_bridge_and_the_default_route():
+    addresses = [{"ifname": "lo", "addr_info": [{"local": "127.0.0.1", "prefixlen": 8}]},
+                 {"ifname": "eth0", "addr_info": [{"local": "192.0.2.2", "prefixlen": 24}]},
+                 {"ifname": NET.bridge, "addr_info": [{"local": "10.253.42.1", "prefixlen": 24}]}]
+    routes = [{"dst": "default", "gateway": "192.0.2.1", "dev": "eth0"},
+              {"dst": "192.0.2.0/24", "dev": "eth0"},
+              {"type": "local", "dst": "10.253.42.1", "dev": NET.bridge, "table": "local"},
+              {"type": "unreachable", "dst": "0.0.0.0/0", "table": "255"}]
+    assert node.subnet_clashes(NET, addresses, routes) == []
+    addresses.append({"ifname": "wg0", "addr_info": [{"local": "10.253.0.5", "prefixlen": 16}]})
+    routes.append({"dst": "10.253.42.128/25", "dev": "tun0"})
+    assert node.subnet_clashes(NET, addresses, routes) == ["address 10.253.0.5/16 on wg0",
+                                                           "route 10.253.42.128/25 dev tun0"]
+
+
+def test_cni_cache_entries_of_this_node_are_recognised():
+    ours = {"kind": "cniCacheV1", "containerId": "abc", "ifName": "eth0", "networkName": NET.bridge}
+    loopback = {"kind": "cniCacheV1", "networkName": "cni-loopback", "ifName": "lo",
+                "netns": str(BASE / "containerd/state/io.containerd.grpc.v1.cri/netns/cni-1")}
+    other = {"networkName": "cni-loopback", "netns": "/work/x/.stack-faults/node/containerd/state/netns/cni-2"}
+    assert node.is_our_cni_result(ours, BASE, NET) and node.is_our_cni_result(loopback, BASE, NET)
+    assert not node.is_our_cni_result(other, BASE, NET)
+    assert not node.is_our_cni_result({"networkName": "c5c3-ffffff"}, BASE, NET)
+
+
+def test_forwarder_listens_on_the_gateway_and_relays_to_the_api_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path))
+    cfg = StackConfig()
+    net = PodNetwork.of(cfg)
+    svc = node._forwarder(cfg, net)  # pylint: disable=protected-access
+    argv = list(svc.argv)
+    assert argv[1:3] == ["-m", "c5c3stack.forward"]
+    port = cfg.port("apiserver")
+    assert argv[argv.index("--listen") + 1] == f"{net.gateway}:{port}"
+    assert argv[argv.index("--to") + 1] == f"127.0.0.1:{port}"
+    assert svc.env["PYTHONPATH"] == str(REPO / "stack")
+
+
+def test_forwarder_relays_bytes_both_ways_and_half_closes():
+    """forward.py in-process between two loopback sockets: what the client sends reaches the upstream, the
+    upstream's answer comes back, and each side's EOF is passed on (so a TLS close_notify gets through)."""
+    async def scenario():
+        seen = []
+
+        async def upstream(reader, writer):
+            data = await reader.read()  # until the client's EOF arrives through the relay
+            seen.append(data)
+            writer.write(b"pong:" + data)
+            await writer.drain()
+            writer.close()
+
+        target = await asyncio.start_server(upstream, "127.0.0.1", 0)
+        relay = await forward.start(("127.0.0.1", 0), target.sockets[0].getsockname()[:2])
+        host, port = relay.sockets[0].getsockname()[:2]
+        reader, writer = await asyncio.open_connection(host, port)
+        payload = bytes(range(256)) * 1024  # 256 KiB: several chunks
+        writer.write(payload)
+        writer.write_eof()
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        relay.close()
+        target.close()
+        await relay.wait_closed()
+        await target.wait_closed()
+        return seen, answer, payload
+
+    seen, answer, payload = asyncio.run(scenario())
+    assert seen == [payload]
+    assert answer == b"pong:" + payload
+
+
+def test_forwarder_closes_a_client_when_the_target_is_down():
+    async def scenario():
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        target = closed.getsockname()  # bound, never listening: connection refused
+        relay = await forward.start(("127.0.0.1", 0), target)
+        reader, writer = await asyncio.open_connection(*relay.sockets[0].getsockname()[:2])
+        data = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        relay.close()
+        await relay.wait_closed()
+        closed.close()
+        return data
+
+    assert asyncio.run(scenario()) == b""
+
+
+def test_forwarder_addresses_are_parsed():
+    assert forward.parse_address("10.253.42.1:16443") == ("10.253.42.1", 16443)
+    for bad in ("16443", "10.253.42.1:", ":16443", "host:port"):
+        with pytest.raises(Exception):
+            forward.parse_address(bad)
+
+
+SAN_TEXT = """X509v3 Subject Alternative Name: \n    IP Address:127.0.0.1, DNS:localhost, DNS:kubernetes, \
+DNS:kubernetes.default, DNS:kubernetes.default.svc, IP Address:10.0.0.1, IP Address:10.253.42.1\n"""
+
+
+def test_server_san_and_its_parser():
+    assert certs.parse_san_ips(SAN_TEXT) == {"127.0.0.1", "10.0.0.1", "10.253.42.1"}
+    assert certs.server_san("127.0.0.1") == ("IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
+                                             "DNS:kubernetes.default.svc,IP:10.0.0.1")
+    assert certs.server_san("127.0.0.1", ["10.253.42.1", "127.0.0.1", "10.253.42.1"]).endswith(
+        "IP:10.0.0.1,IP:10.253.42.1")
+
+
+@pytest.fixture(scope="module")
+def pki_dir(tmp_path_factory):
+    if not shutil.which("openssl"):
+        pytest.skip("needs the openssl CLI")
+    return tmp_path_factory.mktemp("pki")
+
+
+def test_serving_certificate_is_signed_again_only_when_it_lacks_the_gateway(pki_dir):
+    """A PKI made before the Pod network: its serving certificate gets the gateway on the next ensure, with the
+    same key and CA (kubeconfigs stay valid); asking again, or without the gateway, changes nothing."""
+    pki = certs.ensure_pki(pki_dir, "127.0.0.1")
+    assert certs.cert_ips(pki["server.crt"]) == {"127.0.0.1", "10.0.0.1"}
+    before = {n: pki[n].read_bytes() for n in ("server.crt", "server.key", "ca.crt", "admin.crt")}
+    pki = certs.ensure_pki(pki_dir, "127.0.0.1", ["10.253.42.1"])
+    assert certs.cert_ips(pki["server.crt"]) == {"127.0.0.1", "10.0.0.1", "10.253.42.1"}
+    assert pki["server.crt"].read_bytes() != before["server.crt"]
+    assert {n: pki[n].read_bytes() for n in ("server.key", "ca.crt", "admin.crt")} == \
+        {n: before[n] for n in ("server.key", "ca.crt", "admin.crt")}
+    renewed = pki["server.crt"].read_bytes()
+    certs.ensure_pki(pki_dir, "127.0.0.1", ["10.253.42.1"])
+    certs.ensure_pki(pki_dir, "127.0.0.1")
+    assert pki["server.crt"].read_bytes() == renewed
+    verify = subprocess.run(["openssl", "verify", "-CAfile", str(pki["ca.crt"]), str(pki["server.crt"])],
+                            capture_output=True, text=True, check=False)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert not list(pki_dir.glob("*.tmp")) and not list(pki_dir.glob("*.csr"))
+
+
+def test_kube_notices_which_certificate_a_server_presents(pki_dir):
+    """kube.up's check on a reused API server: the certificate it serves against the file."""
+    pki = certs.ensure_pki(pki_dir, "127.0.0.1", ["10.253.42.1"])
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(str(pki["server.crt"]), str(pki["server.key"]))
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = listener.getsockname()[1]
+        stop = threading.Event()
+
+        def serve():
+            listener.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    continue
+                try:
+                    with ctx.wrap_socket(conn, server_side=True):
+                        pass
+                except (OSError, ssl.SSLError):
+                    conn.close()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            assert kube.served_cert_matches(port, pki["server.crt"])
+            assert not kube.served_cert_matches(port, pki["admin.crt"])
+        finally:
+            stop.set()
+            thread.join(5)
+    assert not kube.served_cert_matches(port, pki["server.crt"])  # nobody listens any more
+
+
+def test_management_pki_names_the_gateway_and_a_target_does_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(kube, "ensure_pki", lambda folder, host, extra=(): calls.append((folder.name, host,
+                                                                                           tuple(extra))))
+    kube.ensure_cluster_pki(StackConfig())
+    kube.ensure_cluster_pki(StackConfig(), "edge-1")
+    assert calls == [("pki", "127.0.0.1", (PodNetwork.of(StackConfig()).gateway,)), ("pki", "127.0.0.1", ())]
 
 
 def test_kubelet_on_cgroup_v1_without_systemd(kubelet):

@@ -6,9 +6,13 @@
 //	                           "GET PATH STATUS"; exit 0 when every answer came (whatever its status)
 //	probe apiget-wait PATH...  the same, then wait for SIGTERM (a Deployment's pod stays Running)
 //	probe wait                 wait for SIGTERM, exit 0
+//	probe connect HOST:PORT    open a TCP connection (5 s at most) and print "connect HOST:PORT ok" or the error;
+//	                           exit 0 either way (what a pod's network reaches is the test's question)
+//	probe addrs                print the pod's addresses and whether it has a default route
 //
-// The API server is the one in-cluster clients use, KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT; the
-// probe refuses any address that is not loopback (the stack's network rule: nothing leaves the machine).
+// The API server is the one in-cluster clients use, KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT; apiget
+// refuses any address that is neither loopback nor on a network the pod is attached to (the stack's network rule:
+// nothing leaves the machine; a pod of the node's Pod network reaches the API server through the bridge's gateway).
 package main
 
 import (
@@ -48,6 +52,19 @@ func main() {
 		os.Exit(code)
 	case "wait":
 		wait()
+	case "connect":
+		if len(args) != 1 {
+			fail(2, "usage: probe connect HOST:PORT")
+		}
+		conn, err := net.DialTimeout("tcp", args[0], 5*time.Second)
+		if err != nil {
+			fmt.Printf("connect %s failed: %v\n", args[0], err)
+			return
+		}
+		conn.Close()
+		fmt.Printf("connect %s ok\n", args[0])
+	case "addrs":
+		addrs()
 	case "apiget", "apiget-wait":
 		if err := apiget(args); err != nil {
 			fail(1, err.Error())
@@ -62,8 +79,8 @@ func main() {
 
 func apiget(paths []string) error {
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("refusing API server address %q: not a loopback IP", host)
+	if ip := net.ParseIP(host); ip == nil || !(ip.IsLoopback() || attached(ip)) {
+		return fmt.Errorf("refusing API server address %q: neither loopback nor on the pod's own network", host)
 	}
 	token, err := os.ReadFile(saDir + "/token")
 	if err != nil {
@@ -95,6 +112,42 @@ func apiget(paths []string) error {
 		fmt.Printf("GET %s %d\n", path, resp.StatusCode)
 	}
 	return nil
+}
+
+// attached tells whether ip lies on a network one of the pod's interfaces is on (reached without a router).
+func attached(ip net.IP) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// addrs prints each interface address and "default route: yes|no" (from /proc/net/route: destination 00000000).
+func addrs() {
+	list, err := net.InterfaceAddrs()
+	if err != nil {
+		fail(1, err.Error())
+	}
+	for _, a := range list {
+		fmt.Println("addr " + a.String())
+	}
+	routes, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		fail(1, err.Error())
+	}
+	found := "no"
+	for _, line := range strings.Split(string(routes), "\n")[1:] {
+		if fields := strings.Fields(line); len(fields) > 1 && fields[1] == "00000000" {
+			found = "yes"
+		}
+	}
+	fmt.Println("default route: " + found)
 }
 
 func wait() {
