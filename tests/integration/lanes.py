@@ -35,6 +35,7 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
     # KeystoneUser orders reconciled by passes from here; the fixed names "fresh" and "intruder" live only here
     "keystone-passes": [
         "test_target_tokens.py",   # edge-1 accounts of run-unique names; no order
+        "test_incluster_ha.py",    # two replicas of an install of run-unique names, on the node's Pod network
         "test_credentials_audit.py",
         "test_keystoneuser_e2e.py",
         "test_keystoneuser_rotation_e2e.py",

@@ -32,8 +32,7 @@ from kubewait import wait_for
 from orders import unique
 from test_incluster import (  # noqa: F401 (fixtures)
     ANSIBLE_PLAYBOOK, DEPS, IMAGE, ORDER_TIMEOUT, POD_TIMEOUT, REPO, InCluster, _keystoneuser_ready, image,
-    kubernetes_core_present, node, playbook, tenant, world)
-from test_install import remove_install_leftovers
+    kubernetes_core_present, node, playbook, serve_then_remove, tenant, world)
 
 ROLE_MANAGER = "c5c3-orders-install"
 
@@ -93,14 +92,7 @@ def _missing_fields(wanted, live, path=""):
 
 @pytest.fixture(scope="module")
 def gitops(node, image, kube, tenant, kubernetes_core_present, tmp_path_factory):  # noqa: F811
-    inst = Rendered(node, kube, tenant, tmp_path_factory.mktemp("gitops"))
-    yield inst
-    if not inst.installed:
-        return
-    try:
-        playbook("install.yml", inst.vars(c5c3_install_state="absent"), inst.kubeconfig)
-    finally:
-        remove_install_leftovers(inst.name, inst.namespace)
+    yield from serve_then_remove(Rendered(node, kube, tenant, tmp_path_factory.mktemp("gitops")))
 
 
 @pytest.fixture(scope="module")

@@ -207,16 +207,21 @@ def tenant(world):
         assert not failed, f"the gateway could not be cleaned after namespace {ns}: {failed}"
 
 
-@pytest.fixture(scope="module")
-def incluster(node, image, kube, tenant, kubernetes_core_present):
-    inst = InCluster(node, kube, tenant)
+def serve_then_remove(inst):
+    """A fixture's body: ``inst``, then its install removed (the role's ``absent``, then whatever the role left,
+    which should be nothing, by the run-unique names)."""
     yield inst
     if not inst.installed:
         return
     try:
         playbook("install.yml", inst.vars(c5c3_install_state="absent"), inst.kubeconfig)
-    finally:  # whatever the role left (it should leave nothing), by the run-unique names
+    finally:
         remove_install_leftovers(inst.name, inst.namespace)
+
+
+@pytest.fixture(scope="module")
+def incluster(node, image, kube, tenant, kubernetes_core_present):
+    yield from serve_then_remove(InCluster(node, kube, tenant))
 
 
 @pytest.fixture(scope="module")
