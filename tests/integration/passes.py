@@ -49,6 +49,12 @@ def _run_module_here(module, module_args):
     from ansible.module_utils.common import warnings as module_warnings
     module_warnings._global_warnings.clear()  # a process of its own would start with none
     module_warnings._global_deprecations.clear()
+    # the kubernetes client reads KUBECONFIG once, at its import: a process of its own would see the environment as
+    # it is now (the stack_env fixture exports it after the test modules imported the client)
+    from kubernetes import config as k8s_config
+    from kubernetes.config import kube_config
+    k8s_config.KUBE_CONFIG_DEFAULT_LOCATION = kube_config.KUBE_CONFIG_DEFAULT_LOCATION = os.environ.get(
+        "KUBECONFIG", "~/.kube/config")
     loaded = importlib.import_module(f"ansible_collections.c5c3.orders.plugins.modules.{Path(module).stem}")
     basic._ANSIBLE_ARGS = json.dumps({"ANSIBLE_MODULE_ARGS": module_args}).encode()
     basic._ANSIBLE_PROFILE = "legacy"  # what a module run by hand gets (ansible's _debugging.load_params)
