@@ -45,4 +45,4 @@ ee-context: collection-build $(ANSIBLE_BUILDER_VENV)/bin/ansible-builder  ## val
 	rm -rf $(EE_BUILD)/ee
 	$(ANSIBLE_BUILDER_VENV)/bin/ansible-builder create -f execution-environment.yml -c $(EE_BUILD)/ee \
 	  --output-filename Containerfile -v 2
-	@echo "build it where a container engine runs: podman build -t c5c3-orders-ee:0.2.0 $(EE_BUILD)/ee"
+	@echo "build it where a container engine runs: podman build -t c5c3-orders-ee:0.3.0 $(EE_BUILD)/ee"

@@ -31,6 +31,7 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
         # installs of the image with run-unique names, here for the balance of the lanes (the installs lane is the
         # longest)
         "test_version_skew_node.py",
+        "test_upgrade.py",  # release 0.2.0's install upgraded by this checkout's role, run-unique names
     ],
     # KeystoneUser orders reconciled by passes from here; the fixed names "fresh" and "intruder" live only here
     "keystone-passes": [

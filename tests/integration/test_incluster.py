@@ -105,17 +105,18 @@ def _free_port():
 
 # -- the install --------------------------------------------------------------------------------------------------
 
-def playbook(name, extra_vars, kubeconfig):
-    """``ansible-playbook playbooks/<name>`` as the installer (the stack's admin kubeconfig)."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=f"{REPO / '.collections'}:{DEPS}",
+def playbook(name, extra_vars, kubeconfig, tree=REPO, collections=None):
+    """``ansible-playbook playbooks/<name>`` as the installer (the stack's admin kubeconfig); from another release's
+    ``tree`` with that release on ``collections`` (test_upgrade.py)."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=f"{collections or REPO / '.collections'}:{DEPS}",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
                ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", K8S_AUTH_KUBECONFIG=kubeconfig)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(extra_vars, fh)
     try:
         for _attempt in range(3):
-            proc = subprocess.run([str(ANSIBLE_PLAYBOOK), str(REPO / "playbooks" / name), "-e", "@" + fh.name],
-                                  capture_output=True, text=True, env=env, timeout=600, cwd=REPO)
+            proc = subprocess.run([str(ANSIBLE_PLAYBOOK), str(tree / "playbooks" / name), "-e", "@" + fh.name],
+                                  capture_output=True, text=True, env=env, timeout=600, cwd=tree)
             # the install's access sync grants every assigned namespace: another test's, being deleted meanwhile,
             # refuses new RoleBindings (NamespaceTerminating) until it is gone
             if proc.returncode == 0 or "NamespaceTerminating" not in proc.stdout:
