@@ -4,7 +4,7 @@ else.
 
 The image of ``make image`` (built first when ``.image/`` lacks it) is imported into the node's containerd; the
 install role (``playbooks/install.yml``, as tests/integration/test_install.py runs it) installs it into a namespace
-of this module's own, with the node's settings: ``c5c3_install_host_network`` (the node has no Pod network),
+of this module's own, with the node's settings: ``c5c3_install_host_network`` (test_incluster_ha.py: the Pod network),
 ``c5c3_install_api_host``/``_port`` (the API server on loopback: the ``kubernetes`` Service's IP would route off the
 machine), ``c5c3_install_image_pull_policy: Never`` (no registry) and the stack's Keystone URL override. The
 controller is limited to this module's tenant namespace (``--namespace``; the CronJob's pass to

@@ -108,8 +108,8 @@ class Install:
         self.current = None
 
     def vars(self, **extra):
-        # the default image does not run here (the node has no Pod network: tests/integration/test_incluster.py runs
-        # the image with the node's settings), so the rollout is not waited for
+        # the default image does not run here (no registry, no Service network: tests/integration/test_incluster.py
+        # runs the image with the node's settings), so the rollout is not waited for
         return dict({"c5c3_install_namespace": self.namespace, "c5c3_install_name": self.name,
                      "c5c3_install_wait": False}, **extra)
 
