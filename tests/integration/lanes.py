@@ -37,7 +37,6 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
     "keystone-passes": [
         "test_target_tokens.py",   # edge-1 accounts of run-unique names; no order
         "test_incluster_ha.py",    # two replicas of an install of run-unique names, on the node's Pod network
-        "test_gitops_render.py",   # the rendered manifests applied (an install of run-unique names), for the balance
         "test_credentials_audit.py",
         "test_keystoneuser_e2e.py",
         "test_keystoneuser_rotation_e2e.py",
@@ -65,15 +64,14 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
         "test_smoke_kube.py",
         "test_smoke_rgw.py",
         "test_smoke_services.py",
-        # the collection as users get it (run-unique names), here for the balance of the lanes
-        "test_installed_collection.py",
     ],
     # every writer of a CRD (the install role applies them on both clusters, test_crd_admission replaces them,
-    # test_faults_e2e loosens edge-1's for a moment)
+    # test_faults_e2e loosens edge-1's for a moment), and the GitOps render (its apply balances the lanes)
     "crds-and-install": [
         "test_crd_admission.py",
         "test_faults_e2e.py",
         "test_install.py",
+        "test_gitops_render.py",
         "test_uninstall.py",
     ],
     # installs of the image (in-cluster, least privilege) and the collection as users get it: each has run-unique names (its admission policies
@@ -82,6 +80,7 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
     "installs": [
         "test_incluster.py",
         "test_least_privilege.py",
+        "test_installed_collection.py",
     ],
 }
 
