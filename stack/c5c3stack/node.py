@@ -57,7 +57,7 @@ from . import binaries, images, kube
 from .certs import ensure_client_cert
 from .config import HOST, PodNetwork, StackConfig, skipped_parts
 from .kubectl import Kubectl
-from .process import Service, StackError, http_ok, log_timing, pid_alive, wait_until
+from .process import Service, StackError, http_ok, log_timing, pid_alive, tcp_ok, wait_until
 
 PART = "node"
 NODE_NAME = HOST  # an IP literal: no name to resolve, every address the kubelet reports is loopback
@@ -644,20 +644,12 @@ def _services(cfg: StackConfig, p: Paths, bins: Dict[str, Path]) -> Tuple[Servic
     return containerd, kubelet, scheduler
 
 
-def _tcp_ok(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=2):
-            return True
-    except OSError:
-        return False
-
-
 def _forwarder(cfg: StackConfig, net: PodNetwork) -> Service:
     """forward.py on ``<gateway>:<apiserver port>``, relaying to the API server's loopback port."""
     port = cfg.port("apiserver")
     return Service(cfg, "node-pod-api-forward", [
         sys.executable, "-m", "c5c3stack.forward", "--listen", f"{net.gateway}:{port}", "--to", f"{HOST}:{port}",
-    ], env={"PYTHONPATH": str(cfg.root / "stack")}, ready=lambda: _tcp_ok(net.gateway, port), timeout=20)
+    ], env={"PYTHONPATH": str(cfg.root / "stack")}, ready=lambda: tcp_ok(net.gateway, port), timeout=20)
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:

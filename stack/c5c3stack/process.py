@@ -7,6 +7,7 @@ twice is cheap; ``stop`` kills the whole group, so nothing is left behind.
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
@@ -36,6 +37,15 @@ def http_ok(url: str, timeout: float = 2.0, headers: Optional[Mapping[str, str]]
         with urllib.request.urlopen(req, timeout=timeout, context=ctx) as resp:
             return 200 <= resp.status < 300
     except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def tcp_ok(host: str, port: int, timeout: float = 2.0) -> bool:
+    """Whether something accepts a TCP connection on ``host:port`` (a readiness check for a plain listener)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
         return False
 
 

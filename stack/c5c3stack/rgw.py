@@ -13,7 +13,6 @@ and kept in 0600 files under ``<state>/rgw/<release>/keys/``.
 """
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -25,7 +24,7 @@ from typing import Dict, List, Tuple
 from . import cephroot
 from .cephroot import Release
 from .config import HOST, OPTIONAL_PARTS, StackConfig, skipped_parts
-from .process import Service, StackError, log_timing, secret_file
+from .process import Service, StackError, log_timing, secret_file, tcp_ok
 
 REGION = "us-east-1"
 FULL_CAPS = "info=*;accounts=*;users=*;buckets=*"
@@ -115,14 +114,6 @@ def _must(cfg: StackConfig, cluster: Cluster, *argv: str, timeout: float = 60) -
 
 # --- readiness ---------------------------------------------------------------------------------------
 
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def _osd_up(cfg: StackConfig, cluster: Cluster) -> bool:
     """``ceph osd stat``: ``ceph -s`` and ``ceph pg stat`` mislead or hang without a mgr."""
     code, out, _ = _capture(cfg, cluster, "ceph", "--connect-timeout", "5", "osd", "stat", "-f", "json",
@@ -149,7 +140,7 @@ def _http_answers(url: str) -> bool:
 def _mon(cfg: StackConfig, cluster: Cluster) -> Service:
     port = cfg.port(f"{cluster.port_name}_mon")
     return Service(cfg, f"{cluster.part}-mon", _in_root(cfg, cluster, "ceph-mon", "-i", "a", "-f"),
-                   ready=lambda: _port_open(port), timeout=60)
+                   ready=lambda: tcp_ok(HOST, port, timeout=1), timeout=60)
 
 
 def _osd(cfg: StackConfig, cluster: Cluster) -> Service:
