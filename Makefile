@@ -35,7 +35,9 @@ deps: venv  ## Debian packages and Go builds the stack needs (idempotent)
 	@# the node's runc is built with seccomp (RuntimeDefault profiles): Debian 12's libseccomp-dev
 	@echo " $${C5C3_SKIP_PARTS:-} " | tr , ' ' | grep -qw node || pkg-config --exists libseccomp 2>/dev/null \
 	  || (apt-get update -qq && apt-get install -y -qq libseccomp-dev pkg-config)
-	stack/build-binaries.sh all
+	@# what is mostly download and unpacking (the Ceph roots, the servers' venv, MariaDB) beside the Go builds (CPU)
+	@( PYTHONPATH=$(CURDIR)/stack nice -n 10 $(PYTHON) -m c5c3stack.prepare 2>&1 | sed -u 's/^/  [beside] /' ) & \
+	  beside=$$!; stack/build-binaries.sh all; wait $$beside
 
 .PHONY: stack-up
 stack-up: deps  ## bring the local stack up (reuses running parts), with target cluster(s) $(TARGETS)

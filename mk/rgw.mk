@@ -4,5 +4,4 @@
 .PHONY: rgw-roots
 rgw-roots: venv  ## build (or find cached) the Ceph roots the stack's RGW clusters run from
 	PYTHONPATH=$(CURDIR)/stack $(PYTHON) -m c5c3stack.cephroot
-
-deps: rgw-roots
+# make deps builds them beside the Go builds (stack/c5c3stack/prepare.py).

@@ -20,7 +20,7 @@ def pinned(cfg: StackConfig, wrapper: str, module: str) -> str:
 
 KUBE = ("kube", "k8s.io/kubernetes", "kubernetes")
 KORC = ("korc", "github.com/k-orc/openstack-resource-controller/v2", "korc")
-ESO = ("eso", "github.com/external-secrets/external-secrets", "eso")
+ESO = ("eso", "github.com/external-secrets/external-secrets", "eso-vault")  # only the providers the stack uses
 # the node's (built by `build-binaries.sh node`); the node images' programs are ours: keyed by a source hash
 CONTAINERD = ("containerd", "github.com/containerd/containerd/v2", "containerd")
 RUNC = ("runc", "github.com/opencontainers/runc", "runc")

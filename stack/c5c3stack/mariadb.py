@@ -30,7 +30,7 @@ def _socket(cfg: StackConfig) -> Path:
     return _dir(cfg) / "mariadb.sock"
 
 
-def _server_binary() -> Optional[str]:
+def server_binary() -> Optional[str]:
     for name in ("mariadbd", "mysqld"):
         sbin = f"/usr/sbin/{name}"  # root's PATH may lack /usr/sbin
         found = shutil.which(name) or (sbin if os.access(sbin, os.X_OK) else None)
@@ -44,7 +44,7 @@ def install(cfg: StackConfig) -> str:
 
     A ``policy-rc.d`` that denies service starts keeps the package from launching a system-wide
     server on port 3306 (only when the machine has none already, as Docker images do)."""
-    binary = _server_binary()
+    binary = server_binary()
     if binary:
         return binary
     log = cfg.dir("logs") / "mariadb-install.log"
@@ -61,7 +61,7 @@ def install(cfg: StackConfig) -> str:
     finally:
         if own_policy:
             policy.unlink(missing_ok=True)
-    binary = _server_binary()
+    binary = server_binary()
     if not binary:
         raise StackError("mariadb-server installed, but no mariadbd/mysqld binary found")
     return binary
@@ -102,7 +102,7 @@ def sql(cfg: StackConfig, statements: str, timeout: float = 60) -> str:
 
 def service(cfg: StackConfig, binary: Optional[str] = None) -> Service:
     d = _dir(cfg)
-    binary = binary or _server_binary() or "mariadbd"
+    binary = binary or server_binary() or "mariadbd"
     argv = [binary, "--no-defaults", f"--datadir={d / 'data'}", f"--socket={_socket(cfg)}",
             f"--pid-file={d / 'mariadb.pid'}", f"--bind-address={HOST}", f"--port={cfg.port('mariadb')}",
             "--user=root", "--skip-name-resolve", "--character-set-server=utf8mb4",
