@@ -32,16 +32,16 @@ build() {  # build <wrapper> <outdir> <name> <package> [expected cold duration]
 
 kube() {
   local v; v=$(version_of kube k8s.io/kubernetes); local out="$cache/kubernetes-$v"
-  build kube "$out" etcd ./cmd/etcd "2 min, its modules downloaded first"
-  build kube "$out" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "4 min"
-  build kube "$out" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "1 min"
+  build kube "$out" etcd ./cmd/etcd "65 s, downloads included"
+  build kube "$out" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "3.5 min"
+  build kube "$out" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "50 s"
   if [ "${C5C3_BUILD_KUBECTL:-auto}" = always ] || ! command -v kubectl >/dev/null 2>&1; then
     build kube "$out" kubectl k8s.io/kubernetes/cmd/kubectl "1 min"
   fi
 }
 korc() {
   local v; v=$(version_of korc github.com/k-orc/openstack-resource-controller/v2)
-  build korc "$cache/korc-$v" manager github.com/k-orc/openstack-resource-controller/v2/cmd/manager "2.5 min"
+  build korc "$cache/korc-$v" manager github.com/k-orc/openstack-resource-controller/v2/cmd/manager "100 s"
 }
 eso() {  # only the providers the stack uses: ESO's controllers link every provider and generator through two
   # register packages; a copy of the pinned module with those two replaced by stack/go/eso/register/ halves the build
@@ -49,7 +49,7 @@ eso() {  # only the providers the stack uses: ESO's controllers link every provi
   if [ -x "$out/external-secrets" ]; then echo "cached: $out/external-secrets"; return 0; fi
   local work; work=$(eso_source "$out.src")
   GOFLAGS="$GOFLAGS -modfile=$work/mod/go.mod" build eso "$out" external-secrets \
-    github.com/external-secrets/external-secrets "100 s (the Vault and Kubernetes providers only)"
+    github.com/external-secrets/external-secrets "80 s (the Vault and Kubernetes providers only)"
   rm -rf "$work"
 }
 eso_source() {  # eso_source <dir>: the trimmed copy of the module and the go.mod that points at it; prints <dir>
@@ -91,11 +91,11 @@ node() {  # the local stack's node (stack/c5c3stack/node.py): kubelet, kube-sche
   local v; v=$(version_of kube k8s.io/kubernetes); local minor="${v#v1.}"; minor="${minor%%.*}"
   local kv="-X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1"
   kv="$kv -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
-  LDX="$kv" build kube "$cache/kubernetes-$v" kubelet k8s.io/kubernetes/cmd/kubelet "3.5 min"
-  LDX="$kv" build kube "$cache/kubernetes-$v" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "10 s after the kubelet"
+  LDX="$kv" build kube "$cache/kubernetes-$v" kubelet k8s.io/kubernetes/cmd/kubelet "20 s after the API server; 3.5 min alone"
+  LDX="$kv" build kube "$cache/kubernetes-$v" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "5 s after the kubelet"
   local cv; cv=$(version_of containerd github.com/containerd/containerd/v2); local c="$cache/containerd-$cv"
   local cx="-X github.com/containerd/containerd/v2/version.Version=$cv"
-  LDX="$cx" build containerd "$c" containerd github.com/containerd/containerd/v2/cmd/containerd "70 s"
+  LDX="$cx" build containerd "$c" containerd github.com/containerd/containerd/v2/cmd/containerd "45 s"
   LDX="$cx" build containerd "$c" containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 "5 s"
   LDX="$cx" build containerd "$c" ctr github.com/containerd/containerd/v2/cmd/ctr "10 s"
   # runc needs cgo (its nsenter is C) and, for seccomp (RuntimeDefault profiles), libseccomp-dev
@@ -104,7 +104,7 @@ node() {  # the local stack's node (stack/c5c3stack/node.py): kubelet, kube-sche
     echo "runc needs libseccomp-dev (Debian 12 has it: apt-get install libseccomp-dev; make deps does)" >&2
     return 1
   fi
-  CGO=1 TAGS=seccomp LDX="-X main.version=${rv#v}" build runc "$cache/runc-$rv" runc github.com/opencontainers/runc "20 s"
+  CGO=1 TAGS=seccomp LDX="-X main.version=${rv#v}" build runc "$cache/runc-$rv" runc github.com/opencontainers/runc "10 s"
   # the pause and probe images' programs, keyed by a hash of their source (they are ours, unversioned)
   local src; src=$(cd "$here/go/nodeimages" && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
   build nodeimages "$cache/nodeimages-$src" pause ./cmd/pause "5 s"
@@ -117,7 +117,7 @@ cni() {  # the node's Pod network (stack/c5c3stack/node.py): the bridge plugin, 
   local v; v=$(version_of cni github.com/containernetworking/plugins); local out="$cache/cni-plugins-$v"
   local m=github.com/containernetworking/plugins/plugins
   local px="-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$v"
-  LDX="$px" build cni "$out" bridge "$m/main/bridge" "40 s"
+  LDX="$px" build cni "$out" bridge "$m/main/bridge" "5 s after containerd; 40 s alone"
   LDX="$px" build cni "$out" host-local "$m/ipam/host-local" "5 s"
   LDX="$px" build cni "$out" loopback "$m/main/loopback" "2 s"
 }

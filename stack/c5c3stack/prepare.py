@@ -14,7 +14,7 @@ from .process import StackError
 from .venv import MARKER, ensure_venv, venv_path
 
 # cold on this 2-core machine, beside the Go builds (docs/testing.md, "Figures")
-EXPECTED = {"tentacle": "90 s", "reef": "100 s", "server venv": "30 s", "mariadb": "15 s"}
+EXPECTED = {"tentacle": "75 s", "reef": "75 s", "server venv": "45 s", "mariadb": "15 s"}
 
 
 def _step(label: str, cached: bool, fn) -> None:
