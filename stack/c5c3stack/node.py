@@ -767,10 +767,10 @@ def _restore_host_state(p: Paths) -> List[str]:
 def _api(cfg: StackConfig, method: str, path: str) -> Optional[dict]:
     """One request to the management API server as the stack's admin; None when it does not answer."""
     pki_dir = cfg.state / "kube" / kube.MANAGEMENT / "pki"
-    ctx = ssl.create_default_context(cafile=str(pki_dir / "ca.crt"))
-    ctx.load_cert_chain(str(pki_dir / "admin.crt"), str(pki_dir / "admin.key"))
     req = urllib.request.Request(f"https://{HOST}:{cfg.port('apiserver')}{path}", method=method)
-    try:
+    try:  # a state folder whose management cluster is gone (deleted by hand) has no certificates: no answer either
+        ctx = ssl.create_default_context(cafile=str(pki_dir / "ca.crt"))
+        ctx.load_cert_chain(str(pki_dir / "admin.crt"), str(pki_dir / "admin.key"))
         with urllib.request.urlopen(req, timeout=5, context=ctx) as resp:
             return json.load(resp)
     except urllib.error.HTTPError as exc:

@@ -527,3 +527,9 @@ def test_archive_is_an_oci_layout_ctr_can_name(tmp_path):
                                             ("x", ("x", "latest"))])
 def test_split_reference(name, expected):
     assert images.split_reference(name) == expected
+
+
+def test_the_api_of_a_state_folder_without_certificates_does_not_answer(tmp_path, monkeypatch):
+    """``down`` of a node whose management cluster's folder is gone (deleted by hand) must finish, not trace back."""
+    monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path / "gone"))
+    assert node._api(StackConfig(), "DELETE", f"/api/v1/nodes/{node.NODE_NAME}") is None
