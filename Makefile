@@ -19,8 +19,10 @@ include $(wildcard mk/*.mk)
 help:  ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-26s %s\n", $$1, $$2}'
 
-# installed from the hash lock (make locks; make lock-check proves it agrees with requirements/test.txt)
-$(VENV)/.complete: requirements/test.lock
+# installed from the hash lock (make locks; make lock-check proves it agrees with requirements/test.txt). The venv's
+# name carries the lock's hash, so the lock is an order-only prerequisite: a fresh clone (every file new) or a pull
+# that leaves the lock alone reuses the venv instead of installing into it again under other checkouts' feet.
+$(VENV)/.complete: | requirements/test.lock
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --require-hashes -r requirements/test.lock
 	touch $@

@@ -10,7 +10,7 @@ BENCH_VENV      ?= $(CACHE)/venv-bench-$(BENCH_HASH)
 BENCH_PYTHON    := $(BENCH_VENV)/bin/python
 BENCH_ARGS      ?=
 
-$(BENCH_VENV)/.complete: requirements/bench.lock
+$(BENCH_VENV)/.complete: | requirements/bench.lock
 	python3 -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install -q --require-hashes -r requirements/bench.lock
 	touch $@

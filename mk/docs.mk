@@ -11,7 +11,7 @@ DOCS_VENV    ?= $(CACHE)/venv-docs-$(DOCS_HASH)
 DOCS_BUILD   := $(CURDIR)/.docs-build
 DOCS_ENV     := PATH=$(DOCS_VENV)/bin:$$PATH ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.collections
 
-$(DOCS_VENV)/.complete: requirements/docs.lock
+$(DOCS_VENV)/.complete: | requirements/docs.lock
 	python3 -m venv $(DOCS_VENV)
 	$(DOCS_VENV)/bin/pip install -q --require-hashes -r requirements/docs.lock
 	touch $@

@@ -26,7 +26,7 @@ IMAGE_EPOCH        = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2
 PIP_COMPILE       := env -u PIP_FIND_LINKS CUSTOM_COMPILE_COMMAND="make image-lock" $(LOCK_VENV)/bin/pip-compile -q \
                      --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url $(IMAGE_LOCK_ARGS)
 
-$(LOCK_VENV)/.complete: requirements/lock-tools.txt
+$(LOCK_VENV)/.complete: | requirements/lock-tools.txt
 	python3 -m venv $(LOCK_VENV)
 	env -u PIP_FIND_LINKS $(LOCK_VENV)/bin/pip install -q --require-hashes -r requirements/lock-tools.txt
 	touch $@

@@ -8,7 +8,7 @@
 TYPECHECK_HASH := $(shell cat requirements/typecheck.lock | sha256sum | cut -c1-12)
 TYPECHECK_VENV ?= $(CACHE)/venv-typecheck-$(TYPECHECK_HASH)
 
-$(TYPECHECK_VENV)/.complete: requirements/typecheck.lock
+$(TYPECHECK_VENV)/.complete: | requirements/typecheck.lock
 	python3 -m venv $(TYPECHECK_VENV)
 	$(TYPECHECK_VENV)/bin/pip install -q --require-hashes -r requirements/typecheck.lock
 	touch $@
