@@ -28,23 +28,21 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
         "test_controller_target.py",
         "test_keystoneuser_teardown_e2e.py",
         "test_pass_requests.py",
-        # the GitOps render applied with kubectl, run-unique names; the CRDs it applies are the checkout's, so its
-        # server-side apply changes no CRD's spec (here for the balance of the lanes)
-        "test_gitops_render.py",
+        # installs of the image with run-unique names, here for the balance of the lanes (the installs lane is the
+        # longest)
+        "test_version_skew_node.py",
+        "test_upgrade.py",  # release 0.2.0's install upgraded by this checkout's role, run-unique names
     ],
     # KeystoneUser orders reconciled by passes from here; the fixed names "fresh" and "intruder" live only here
     "keystone-passes": [
         "test_target_tokens.py",   # edge-1 accounts of run-unique names; no order
+        "test_incluster_ha.py",    # two replicas of an install of run-unique names, on the node's Pod network
         "test_credentials_audit.py",
         "test_keystoneuser_e2e.py",
         "test_keystoneuser_rotation_e2e.py",
         "test_namespace_mark.py",
         "test_secret_template.py",
         "test_tenant_isolation_e2e.py",
-        # installs of run-unique names (their admission policies bind their own ServiceAccount only, their
-        # controller watches their own tenant namespace), here for the balance of the lanes
-        "test_least_privilege.py",
-        "test_upgrade.py",  # release 0.2.0's install upgraded by this checkout's role
     ],
     # BucketCredential and ObjectStoreAccount orders on the gateways, each in tenant namespaces of its own; and the
     # files without any order (the stack's parts, the image, the node)
@@ -66,22 +64,22 @@ SIDE_BY_SIDE: Dict[str, List[str]] = {
         "test_smoke_kube.py",
         "test_smoke_rgw.py",
         "test_smoke_services.py",
-        # two replicas of an install of run-unique names on the node's Pod network (for the balance of the lanes)
-        "test_incluster_ha.py",
     ],
-    # every writer of a CRD's spec: test_crd_admission replaces them, test_faults_e2e loosens edge-1's for a moment,
-    # and the install role's own tests apply them on both clusters
+    # every writer of a CRD (the install role applies them on both clusters, test_crd_admission replaces them,
+    # test_faults_e2e loosens edge-1's for a moment), and the GitOps render (its apply balances the lanes)
     "crds-and-install": [
         "test_crd_admission.py",
         "test_faults_e2e.py",
         "test_install.py",
+        "test_gitops_render.py",
         "test_uninstall.py",
     ],
-    # installs of the image (in-cluster) and the collection as users get it: each has run-unique names; the CRDs they
-    # apply are the checkout's, so their server-side apply changes nothing another lane sees
+    # installs of the image (in-cluster, least privilege) and the collection as users get it: each has run-unique names (its admission policies
+    # bind its own ServiceAccount only, its controller watches its own tenant namespace); the CRDs they apply are
+    # the checkout's, so their server-side apply changes nothing another lane sees
     "installs": [
         "test_incluster.py",
-        "test_version_skew_node.py",
+        "test_least_privilege.py",
         "test_installed_collection.py",
     ],
 }
