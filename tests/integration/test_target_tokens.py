@@ -203,7 +203,10 @@ def test_the_access_role_renews_the_install_s_secrets_and_says_so(edge):
     edge.put("access-targets", kubeconfig_with(edge.admin, mint(edge.admin, edge.sa_ns, edge.sync, "--duration=1h")))
     proc = playbook(REPO / "playbooks" / "access.yml", {
         "c5c3_namespace_access_name": edge.name, "c5c3_namespace_access_management": False,
-        "c5c3_namespace_access_target_clusters": [{"name": edge.cluster, "kubeconfig": edge.sync_file()}],
+        # the controller's account there, as the install's CronJob names it: the sync's admission policy refuses any
+        # other subject, and namespaces of other tests may be assigned on edge-1 meanwhile
+        "c5c3_namespace_access_target_clusters": [{"name": edge.cluster, "kubeconfig": edge.sync_file(), "subjects": [
+            {"kind": "ServiceAccount", "name": "operator", "namespace": edge.sa_ns}]}],
         "c5c3_namespace_access_target_clusters_dir": "",
         "c5c3_namespace_access_token_secrets": ["targets", "access-targets"],
         "c5c3_namespace_access_token_namespace": edge.ns, "c5c3_namespace_access_token_seconds": SECONDS},
