@@ -45,12 +45,15 @@ korc() {
 }
 eso() {  # only the providers the stack uses: ESO's controllers link every provider and generator through two
   # register packages; a copy of the pinned module with those two replaced by stack/go/eso/register/ halves the build
-  local v; v=$(version_of eso github.com/external-secrets/external-secrets); local out="$cache/eso-vault-$v"
+  local out; out=$(eso_out)
   if [ -x "$out/external-secrets" ]; then echo "cached: $out/external-secrets"; return 0; fi
   local work; work=$(eso_source "$out.src")
   GOFLAGS="$GOFLAGS -modfile=$work/mod/go.mod" build eso "$out" external-secrets \
     github.com/external-secrets/external-secrets "80 s (the Vault and Kubernetes providers only)"
   rm -rf "$work"
+}
+eso_out() {  # where the trimmed ESO build goes, keyed by the pinned version
+  echo "$cache/eso-vault-$(version_of eso github.com/external-secrets/external-secrets)"
 }
 eso_source() {  # eso_source <dir>: the trimmed copy of the module and the go.mod that points at it; prints <dir>
   local work="$1" src
@@ -72,9 +75,8 @@ prefetch() {  # the modules of the builds after the first, downloaded while it c
   v=$(version_of korc github.com/k-orc/openstack-resource-controller/v2)
   [ -x "$cache/korc-$v/manager" ] || (cd "$here/go/korc" && go list -e -deps \
     github.com/k-orc/openstack-resource-controller/v2/cmd/manager)
-  v=$(version_of eso github.com/external-secrets/external-secrets)
-  if [ ! -x "$cache/eso-vault-$v/external-secrets" ]; then
-    local work; work=$(eso_source "$cache/eso-vault-$v.src")
+  if [ ! -x "$(eso_out)/external-secrets" ]; then
+    local work; work=$(eso_source "$(eso_out).src")
     (cd "$here/go/eso" && go list -e -modfile="$work/mod/go.mod" -deps github.com/external-secrets/external-secrets)
   fi
   v=$(version_of containerd github.com/containerd/containerd/v2)

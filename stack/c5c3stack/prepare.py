@@ -11,17 +11,15 @@ import time
 from . import cephroot, mariadb, rgw
 from .config import StackConfig
 from .process import StackError
-from .venv import MARKER, ensure_venv, venv_path
-
-# cold on this 2-core machine, beside the Go builds (docs/testing.md, "Figures")
-EXPECTED = {"tentacle": "75 s", "reef": "75 s", "server venv": "45 s", "mariadb": "15 s"}
+from .venv import MARKER, server_requirements, server_venv, venv_path
 
 
-def _step(label: str, cached: bool, fn) -> None:
+def _step(label: str, cached: bool, expect: str, fn) -> None:
+    """``expect``: how long it took cold on this 2-core machine, beside the Go builds (docs/testing.md, "Figures")."""
     if cached:
         print(f"cached: {label}", flush=True)
         return
-    print(f"fetching: {label} (expect ~{EXPECTED.get(label.split(' root')[0], '1 min')} cold)", flush=True)
+    print(f"fetching: {label} (expect ~{expect} cold)", flush=True)
     t0 = time.monotonic()
     fn()
     print(f"fetched: {label} in {time.monotonic() - t0:.0f}s", flush=True)
@@ -29,15 +27,14 @@ def _step(label: str, cached: bool, fn) -> None:
 
 def main() -> int:
     cfg = StackConfig()
-    server = cfg.root / "requirements" / "server.lock"
     try:
         for cluster in rgw.wanted():  # C5C3_SKIP_PARTS=rgw (or rgw-reef) leaves them out
             release = cluster.release
-            _step(f"{release.name} root", cephroot.tarball(cfg, release).exists(),
+            _step(f"{release.name} root", cephroot.tarball(cfg, release).exists(), "75 s",
                   lambda release=release: cephroot.ensure_tarball(cfg, release))
-        _step("server venv", (venv_path(cfg, "server", server) / MARKER).exists(),
-              lambda: ensure_venv(cfg, "server", server))
-        _step("mariadb", mariadb.server_binary() is not None, lambda: mariadb.install(cfg))
+        _step("server venv", (venv_path(cfg, "server", server_requirements(cfg)) / MARKER).exists(), "45 s",
+              lambda: server_venv(cfg))
+        _step("mariadb", mariadb.server_binary() is not None, "15 s", lambda: mariadb.install(cfg))
     except StackError as exc:
         print(f"stack error: {exc}", file=sys.stderr)
         return 1

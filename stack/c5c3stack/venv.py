@@ -43,5 +43,14 @@ def ensure_venv(cfg: StackConfig, name: str, requirements: Path, timeout: float 
     return path
 
 
+def server_requirements(cfg: StackConfig) -> Path:
+    """The lock of the servers' venv: Keystone and OpenBao run from one."""
+    return cfg.root / "requirements" / "server.lock"
+
+
+def server_venv(cfg: StackConfig) -> Path:
+    return ensure_venv(cfg, "server", server_requirements(cfg))
+
+
 def venv_python(path: Path) -> str:
     return str(path / "bin" / "python")
