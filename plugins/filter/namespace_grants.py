@@ -104,7 +104,7 @@ def _same(existing, wanted):
             and all(labels.get(k) == v for k, v in wanted["metadata"]["labels"].items()))
 
 
-def _usable(namespaces):
+def usable(namespaces):
     """Names of the namespaces that exist and are not being deleted (a RoleBinding cannot go anywhere else)."""
     out = set()
     for ns in namespaces or []:
@@ -119,7 +119,7 @@ def _forbidden(namespace, forbidden):
     return any(namespace == f or (f.endswith("*") and namespace.startswith(f[:-1])) for f in forbidden)
 
 
-def _labels_by_name(namespaces):
+def labels_by_name(namespaces):
     """``{name: labels}`` of the Namespace objects (a bare name has no labels: it matches no mark)."""
     out = {}
     for ns in namespaces or []:
@@ -166,8 +166,8 @@ def plan(control_planes, clusters, name, labels, forbidden=(), drain=True, marks
         if cname == "":
             wanted |= set((CONTROLPLANE, ns) for ns in cp_namespaces)
         finalized = set(_str(_meta(o).get("namespace")) for o in cluster.get("orders") or [] if holds_finalizer(o))
-        usable = _usable(cluster.get("namespaces"))
-        ns_labels = _labels_by_name(cluster.get("namespaces"))
+        present = usable(cluster.get("namespaces"))
+        ns_labels = labels_by_name(cluster.get("namespaces"))
         existing = {}
         for rb in cluster.get("bindings") or []:
             grant = _str((_meta(rb).get("labels") or {}).get(GRANT_LABEL))
@@ -176,7 +176,7 @@ def plan(control_planes, clusters, name, labels, forbidden=(), drain=True, marks
         wanted = set(g for g in wanted if not _forbidden(g[1], forbidden))
         unmarked = sorted("%s:%s" % g for g in wanted if _unmarked(g[0], g[1], ns_labels, marks))
         wanted = set(g for g in wanted if not _unmarked(g[0], g[1], ns_labels, marks))
-        missing = sorted("%s:%s" % g for g in wanted if g[1] not in usable)
+        missing = sorted("%s:%s" % g for g in wanted if g[1] not in present)
         keep, draining = set(), []
         for key in existing:
             grant, ns = key
@@ -191,7 +191,7 @@ def plan(control_planes, clusters, name, labels, forbidden=(), drain=True, marks
                 keep.add(key)
         apply, delete = [], []
         for key in sorted(wanted):
-            if key[1] not in usable:
+            if key[1] not in present:
                 continue
             want = binding(name, key[0], key[1], cluster.get("subjects") or [], labels)
             have = existing.get(key)
@@ -204,7 +204,7 @@ def plan(control_planes, clusters, name, labels, forbidden=(), drain=True, marks
                 delete.append(_minimal(existing[key]))
         plans.append({"cluster": cname, "ok": True, "apply": apply, "delete": delete, "draining": sorted(draining),
                       "missing": missing, "refused": refused, "unmarked": unmarked,
-                      "granted": sorted("%s:%s" % k for k in set(k for k in wanted if k[1] in usable) | keep)})
+                      "granted": sorted("%s:%s" % k for k in set(k for k in wanted if k[1] in present) | keep)})
     return plans
 
 

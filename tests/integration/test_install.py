@@ -304,8 +304,8 @@ def test_deployment_mode_is_accepted_and_idempotent(install, stack_env):
 
 
 GRANT_TASKS = {"c5c3.orders.namespace_access : Grant what is missing (management)",
-               # a namespace another test deleted under the batch: the same grants, one by one
-               "c5c3.orders.namespace_access : Grant one by one after a namespace vanished under the batch (management)"}
+               # a namespace another test deleted or unmarked under the batch: the same grants, one by one
+               "c5c3.orders.namespace_access : Grant one by one after a namespace changed under the batch (management)"}
 
 
 def _grant_uids(install):
@@ -814,13 +814,20 @@ def test_a_pass_as_the_service_account_provisions_repairs_and_tears_down(install
 @pytest.mark.parametrize("kind", ["keystoneuser", "objectstorage"])
 def test_a_full_check_mode_pass_as_the_service_account_reads_everything_it_needs(install, kind):
     """Every order, store and account on the stack, both modules, reading as the account: nothing is unreadable and
-    no error names the account (a 403 names the user it refused). Check mode: nothing is written."""
+    no error names the account (a 403 names the user it refused). Check mode: nothing is written.
+
+    The stack is shared: another lane may assign a namespace after the sync and before the pass (its grant comes with
+    the next sync, as the CronJob's would). So a refusal is looked at again after one more sync, up to three times;
+    one that persists fails the test."""
     install.ensure(c5c3_install_mode="deployment")
-    install.sync()
     runner = objectstores.run_pass if kind == "objectstorage" else run_pass
-    result = runner(check_mode=True, impersonate_user=install.sa_user, impersonate_groups=install.sa_groups)
+    for attempt in range(3):
+        install.sync()
+        result = runner(check_mode=True, impersonate_user=install.sa_user, impersonate_groups=install.sa_groups)
+        refused = [o for o in result["orders"] if install.sa_user in json.dumps(o)]
+        if not result.get("unreadable") and not refused:
+            break
     assert result.get("unreadable") in (None, []), result.get("unreadable")
-    refused = [o for o in result["orders"] if install.sa_user in json.dumps(o)]
     assert not refused, json.dumps(refused, indent=1)[:3000]
 
 

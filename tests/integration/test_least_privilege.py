@@ -440,6 +440,16 @@ def test_a_controlplane_assigning_an_unmarked_namespace_grants_nothing(install, 
         stack.core.delete_namespace(platform)
 
 
+def _tenant_binding(install, namespace):
+    """The RoleBinding the access sync makes to grant the install's controller ``<name>-tenant`` in ``namespace``."""
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": f"{install.name}-tenant", "namespace": namespace,
+                         "labels": {"app.kubernetes.io/managed-by": "c5c3.orders.namespace_access",
+                                    "app.kubernetes.io/instance": install.name, "c5c3.io/grant": "tenant"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{install.name}-tenant"},
+            "subjects": [{"kind": "ServiceAccount", "name": install.name, "namespace": install.namespace}]}
+
+
 def test_even_an_access_sync_run_without_the_allowlist_cannot_grant_in_an_unmarked_namespace(install, stack):
     """Defence in depth: the access-sync identity's admission policy checks the mark too, so a sync run with the
     selector emptied (a mistake, or a tampered CronJob) fails instead of granting."""
@@ -458,13 +468,7 @@ def test_even_an_access_sync_run_without_the_allowlist_cannot_grant_in_an_unmark
         assert f"{platform} is not marked" in str(refused.value)
         assert not can_i(install.kubeconfig, install.sa_user, "get", "secrets", platform)
         sync = install.access_sync()
-        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                   "metadata": {"name": f"{install.name}-tenant", "namespace": platform,
-                                "labels": {"app.kubernetes.io/managed-by": "c5c3.orders.namespace_access",
-                                           "app.kubernetes.io/instance": install.name, "c5c3.io/grant": "tenant"}},
-                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                               "name": f"{install.name}-tenant"},
-                   "subjects": [{"kind": "ServiceAccount", "name": install.name, "namespace": install.namespace}]}
+        binding = _tenant_binding(install, platform)
         sync.denied("create", "-f", "-", body=binding, says=f"{platform} is not marked")
         binding["metadata"]["name"] = binding["roleRef"]["name"] = f"{install.name}-controlplane"
         sync.denied("create", "-f", "-", body=binding, says=f"{platform} is not marked")
@@ -472,6 +476,60 @@ def test_even_an_access_sync_run_without_the_allowlist_cannot_grant_in_an_unmark
         stack.withdraw(platform)
         stack.core.delete_namespace(platform)
         install.sync()
+
+
+# One cluster's writes of the access sync (roles/namespace_access/tasks/write.yml) with a plan made beforehand: the
+# namespace changes between the plan and the write, as it can between a real run's read and its write.
+WRITE_ONLY = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.set_fact:
+        c5c3_namespace_access_errors: []
+    - ansible.builtin.include_role:
+        name: c5c3.orders.namespace_access
+        tasks_from: write.yml
+    - ansible.builtin.debug:
+        msg: "write errors={{ c5c3_namespace_access_errors | length }}: {{ c5c3_namespace_access_errors | join(' | ') }}"
+"""
+
+
+def _write_errors(install, tmp_path, binding, **extra):
+    """How many errors the access sync's write step records (and their text) for a plan that grants ``binding``, as the access-sync
+    account (its admission policy is the real one)."""
+    from test_install import playbook
+    book = tmp_path / "write-only.yml"
+    book.write_text(WRITE_ONLY)
+    play = playbook(str(book), dict(install.cronjob_vars(), **extra,
+                                    c5c3_namespace_access_plan={"ok": True, "apply": [binding], "delete": []},
+                                    c5c3_namespace_access_cluster={"label": "management"}),
+                    install.access_sync().kubeconfig)
+    (line,) = re.findall(r"write errors=(\d+): (.*)", play.output)
+    return int(line[0]), line[1], play
+
+
+def test_a_grant_refused_because_the_mark_went_meanwhile_is_no_failure_of_the_sync(install, stack, tmp_path):
+    """Level-triggered: the sync planned a grant while the namespace carried the mark, and the platform withdrew the
+    mark before the write. The access-sync admission policy refuses the grant; the namespace, read again, explains the
+    refusal, so the run does not fail (its next read reports the namespace unmarked). The same refusal in a namespace
+    the sync's own selector still matches is an error: the selector and the policy disagree."""
+    platform = unique("lp-unmarked")
+    stack.core.create_namespace({"metadata": {"name": platform, "labels": {"c5c3.io/sync-says": "tenant"}}})
+    binding = _tenant_binding(install, platform)
+    try:
+        count, errors, play = _write_errors(install, tmp_path, binding)
+        assert count == 0, errors
+        assert "Grant one by one after a namespace changed under the batch" in play.output
+        assert "Read the namespaces again after a grant was refused as not marked" in play.output
+        assert not can_i(install.kubeconfig, install.sa_user, "get", "secrets", platform)
+
+        count, errors, _ = _write_errors(install, tmp_path, binding,
+                                         c5c3_namespace_access_tenant_namespace_selector={"c5c3.io/sync-says": "tenant"})
+        assert count == 1 and errors.startswith("management: granting failed ("), errors
+        assert f"{platform} is not marked" in errors, errors
+        assert not can_i(install.kubeconfig, install.sa_user, "get", "secrets", platform)
+    finally:
+        stack.core.delete_namespace(platform)
 
 
 def test_the_controller_writes_nothing_in_an_unmarked_namespace_even_with_a_grant(install, me, stack):
