@@ -60,9 +60,8 @@ unit: venv  ## unit tests (pure core, parsing, docs and fixtures checks)
 # The lanes of tests/integration/lanes.py side by side (one pytest-xdist worker each), then the tests that run alone.
 INTEGRATION_LANES ?= 5
 INTEGRATION := $(PYTEST) -q --assert=plain --tb=short -p no:cacheprovider
-INTEGRATION_SIDE_BY_SIDE := $(INTEGRATION) -n $(INTEGRATION_LANES) --dist loadgroup -m "not alone" tests/integration
-INTEGRATION_ALONE := $(INTEGRATION) -m alone tests/integration
-INTEGRATION_TESTS := $(INTEGRATION_SIDE_BY_SIDE) && $(INTEGRATION_ALONE)
+INTEGRATION_TESTS := $(INTEGRATION) -n $(INTEGRATION_LANES) --dist loadgroup -m "not alone" tests/integration \
+                     && $(INTEGRATION) -m alone tests/integration
 
 .PHONY: integration
 integration: stack-up  ## integration tests against the running local stack (lanes side by side, then the rest alone)
@@ -75,21 +74,16 @@ $(CURDIR)/.collections/ansible_collections/c5c3/orders:
 collection-link: $(CURDIR)/.collections/ansible_collections/c5c3/orders
 
 .PHONY: test
-# The cores are what a run waits for, so everything that can overlap does (docs/testing.md, "make test"):
-# - the checks that need no stack (the unit tests, then make sanity: mypy and the import contract, ansible-test
-#   sanity) run nice'd beside the integration tests, their output printed after them;
-# - the molecule scenarios run beside the lanes: their install, tenant namespace, orders and store have names of
-#   their own, and their passes are limited to their namespace, as a lane's are. Not beside the tests that run
-#   alone, which stop shared parts. The image is built first, so the lanes and molecule's node scenario find it.
 test: venv collection-link  ## set everything up and run every test (what CI runs)
 	$(MAKE) lock-check deps
 	$(MAKE) verify-crd-copies verify-invalid-cr-fixtures
+	$(MAKE) typecheck
 	$(MAKE) collection molecule-check
 	$(MAKE) stack-up
-	$(MAKE) image
-	tests/tools/alongside.sh "$(PYTEST) -q tests/unit && $(MAKE) --no-print-directory sanity" \
-	  sh -c 'tests/tools/alongside.sh "$(MAKE) --no-print-directory molecule" $(INTEGRATION_SIDE_BY_SIDE) \
-	         && $(INTEGRATION_ALONE)'
+	@# ansible-test sanity (CPU) runs beside the tests (mostly waiting), its output printed after them
+	tests/tools/alongside.sh "$(MAKE) --no-print-directory sanity" \
+	  sh -c '$(PYTEST) -q tests/unit && $(INTEGRATION_TESTS)'
+	$(MAKE) molecule
 
 .PHONY: demo
 demo: collection-link stack-up  ## set everything up and run the main job on the local stack
