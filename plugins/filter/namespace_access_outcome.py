@@ -58,29 +58,35 @@ def refused_unmarked(each):
     return any(r.get("failed") and UNMARKED.search(_text(r.get("msg"))) for r in _ran(each))
 
 
-def _unmarked_now(item, namespaces_now, marks):
-    """The grant's namespace, read again, is gone or going, or lacks the mark of the grant's kind."""
-    meta = _dict(_dict(item).get("metadata"))
-    namespace, grant = meta.get("namespace"), _dict(meta.get("labels")).get(GRANT_LABEL)
-    if namespaces_now is None or not marks or not _dict(marks).get(grant):
-        return False  # not read again, or no mark to go by: the refusal is not explained
-    if namespace not in usable(namespaces_now):
-        return True
-    return not marked(labels_by_name(namespaces_now).get(namespace), marks[grant])
+class _NamespacesNow(object):
+    """The namespaces read again after a refusal as not marked, with the sync's marks (None: not read)."""
+
+    def __init__(self, namespaces, marks):
+        self.read = namespaces is not None
+        self.present = usable(namespaces) if self.read else set()
+        self.labels = labels_by_name(namespaces) if self.read else {}
+        self.marks = _dict(marks)
+
+    def unmarked(self, item):
+        """The grant's namespace is gone or going, or lacks the mark of the grant's kind."""
+        meta = _dict(_dict(item).get("metadata"))
+        namespace, grant = meta.get("namespace"), _dict(meta.get("labels")).get(GRANT_LABEL)
+        if not self.read or not self.marks.get(grant):
+            return False  # not read again, or no mark to go by: the refusal is not explained
+        return namespace not in self.present or not marked(self.labels.get(namespace), self.marks[grant])
 
 
-def _harmless(result, namespaces_now, marks):
+def _harmless(result, now):
     msg = result.get("msg")
-    return gone(msg) or (bool(UNMARKED.search(_text(msg))) and _unmarked_now(result.get("item"), namespaces_now, marks))
+    return gone(msg) or (bool(UNMARKED.search(_text(msg))) and now.unmarked(result.get("item")))
 
 
-def step_errors(batch, each, namespaces_now=None, marks=None):
+def step_errors(batch, each, now):
     """A step's errors: the batch's failure, or, once the batch was redone one by one, the items that failed for a
-    reason the cluster as it is now does not explain."""
+    reason the cluster as it is ``now`` does not explain."""
     ran = _ran(each)
     if ran:
-        return [_text(r.get("msg")) or "error" for r in ran
-                if r.get("failed") and not _harmless(r, namespaces_now, marks)]
+        return [_text(r.get("msg")) or "error" for r in ran if r.get("failed") and not _harmless(r, now)]
     batch = _dict(batch)
     if batch.get("failed"):
         return [_text(batch.get("msg")) or "error"]
@@ -95,10 +101,10 @@ def write_errors(steps, label, namespaces_now=None, marks=None):
     """One line per failed step, ``<label>: revoking failed (<first error>)``. ``steps`` maps ``revoking`` and
     ``granting`` to ``[batch result, one-by-one result]``; ``namespaces_now`` are the Namespace objects read again
     after a refusal as not marked (None: not read), ``marks`` the sync's ``{grant: selector}``."""
-    out = []
+    out, now = [], _NamespacesNow(namespaces_now, marks)
     for step in STEPS:
         batch, each = (list(_dict(steps).get(step) or []) + [None, None])[:2]
-        errors = step_errors(batch, each, namespaces_now, marks)
+        errors = step_errors(batch, each, now)
         if errors:
             out.append("%s: %s failed (%s)" % (label, step, _short(errors[0])))
     return out

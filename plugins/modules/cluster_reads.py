@@ -34,18 +34,40 @@ attributes:
 options:
   reads:
     description:
-      - The reads, by a name of the caller's choosing; the result has one entry per name.
-    type: dict
+      - The reads; the result has one entry per read, under its O(reads[].id).
+    type: list
+    elements: dict
     required: true
+    suboptions:
+      id:
+        description: The read's name in the result, of the caller's choosing (unique).
+        type: str
+        required: true
+      api_version:
+        description: The kind's C(apiVersion).
+        type: str
+        required: true
+      kind:
+        description: The kind.
+        type: str
+        required: true
+      names:
+        description:
+          - Read these objects by name (those found; an empty list reads none). Without it, the objects are listed.
+        type: list
+        elements: str
+      namespace:
+        description: A namespaced kind's namespace; all namespaces when left out.
+        type: str
+      label_selectors:
+        description: Selectors a listed object must match, joined with commas (as in C(kubernetes.core.k8s_info)).
+        type: list
+        elements: str
   timeout:
     description: Seconds to wait for each answer of the API server.
     type: float
     default: 20
 notes:
-  - "Each read is a dictionary: C(api_version) and C(kind) (required), C(name) (one object; none found gives no
-    resources), C(names) (several objects by name, those found), C(namespace) (a namespaced kind's namespace; all
-    namespaces when left out) and C(label_selectors) (a list of selectors, joined with commas, as in
-    C(kubernetes.core.k8s_info))."
   - RBAC - C(get) of each object read by name, C(list) of each kind listed, and the discovery of their group
     versions (public to every authenticated user by default).
 seealso:
@@ -58,12 +80,12 @@ EXAMPLES = r"""
 - name: Read what the install needs before it applies anything
   c5c3.orders.cluster_reads:
     reads:
-      crds:
+      - id: crds
         api_version: apiextensions.k8s.io/v1
         kind: CustomResourceDefinition
         names: [users.openstack.k-orc.cloud, pushsecrets.external-secrets.io]
-      controlplanes: {api_version: c5c3.io/v1alpha1, kind: ControlPlane}
-      bindings:
+      - {id: controlplanes, api_version: c5c3.io/v1alpha1, kind: ControlPlane}
+      - id: bindings
         api_version: rbac.authorization.k8s.io/v1
         kind: RoleBinding
         label_selectors: [app.kubernetes.io/instance=c5c3-orders]
@@ -76,7 +98,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 reads:
-  description: One entry per read, under the name it was given.
+  description: One entry per read, under its O(reads[].id).
   returned: always
   type: dict
   contains:
@@ -103,45 +125,31 @@ api_requests:
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.cluster_reads import Reader
 from ansible_collections.c5c3.orders.plugins.module_utils.k8s.module import C5c3K8sModule, ModuleFailure
 
-QUERY_KEYS = ("api_version", "kind", "name", "names", "namespace", "label_selectors")
-
-
-def _problem(key, query):
-    """Why a read is malformed, or None."""
-    if not isinstance(query, dict):
-        return f"read {key!r} is not a dictionary"
-    unknown = sorted(set(query) - set(QUERY_KEYS))
-    if unknown:
-        return f"read {key!r} has unknown keys {unknown} (known: {', '.join(QUERY_KEYS)})"
-    for field in ("api_version", "kind"):
-        if not isinstance(query.get(field), str) or not query[field]:
-            return f"read {key!r} needs {field}"
-    for field in ("name", "namespace"):
-        if query.get(field) is not None and not isinstance(query[field], str):
-            return f"read {key!r}: {field} must be a string"
-    for field in ("names", "label_selectors"):
-        values = query.get(field)
-        if values is not None and not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
-            return f"read {key!r}: {field} must be a list of strings"
-    return None
-
 
 class ClusterReads(C5c3K8sModule):
     argument_spec = dict(
-        reads=dict(type="dict", required=True),
+        reads=dict(type="list", elements="dict", required=True, options=dict(
+            id=dict(type="str", required=True),
+            api_version=dict(type="str", required=True),
+            kind=dict(type="str", required=True),
+            names=dict(type="list", elements="str"),
+            namespace=dict(type="str"),
+            label_selectors=dict(type="list", elements="str"),
+        )),
         timeout=dict(type="float", default=20),
     )
     module_kwargs = dict(supports_check_mode=True)
 
     def run(self):
         reads = self.params["reads"]
-        problems = [p for p in (_problem(k, q) for k, q in sorted(reads.items())) if p]
-        if problems:
-            raise ModuleFailure("; ".join(problems))
+        ids = [r["id"] for r in reads]
+        twice = sorted(set(i for i in ids if ids.count(i) > 1))
+        if twice:
+            raise ModuleFailure(f"each read needs an id of its own: {', '.join(twice)}")
         client = self.connect(name="")
         timeout = self.params["timeout"]
         reader = Reader(lambda path, query: client.request("GET", path, query=query, timeout=timeout))
-        answers = {key: reader.read(query) for key, query in sorted(reads.items())}
+        answers = {r["id"]: reader.read(r) for r in reads}
         failed = [f"{key}: {a['error']}" for key, a in sorted(answers.items()) if "error" in a]
         if failed:
             raise ModuleFailure("; ".join(failed), reads=answers, api_requests=self.api_requests)

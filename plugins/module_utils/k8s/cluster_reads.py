@@ -8,6 +8,7 @@ grants and orders). One ``kubernetes.core.k8s_info`` run per kind costs a proces
 ``kubernetes`` library, about 0.6 CPU-seconds each; this reads them all in one process with the lean client. Each
 read answers like ``k8s_info``: ``api_found`` (the kind is served) and ``resources`` (the objects, each with its
 ``apiVersion`` and ``kind``, as a definition to act on); a read that failed has ``error`` and no ``resources``.
+A read names its objects (``names``: those found; none given reads none) or lists them (by namespace and label).
 The kind's REST path comes from the API server's discovery document of its group version (one request per group
 version), so any kind reads, a CRD's included, and an unserved one is reported, not guessed.
 """
@@ -86,12 +87,11 @@ class Reader:
                 return {"api_found": False, "resources": []}
             plural, namespaced = found
             namespace = query.get("namespace") or ""
-            names = ([query["name"]] if query.get("name") else []) + list(query.get("names") or [])
-            if names or query.get("names") is not None:  # by name, even none: never a list of all
+            if query.get("names") is not None:  # by name, even none: never a list of all
+                found_objects = (self._get_one(read_path(api_version, plural, namespaced, namespace, n))
+                                 for n in query["names"])
                 return {"api_found": True, "resources": [
-                    _typed(obj, api_version, kind) for obj in (
-                        self._get_one(read_path(api_version, plural, namespaced, namespace, n)) for n in names)
-                    if obj is not None]}
+                    _typed(obj, api_version, kind) for obj in found_objects if obj is not None]}
             path = read_path(api_version, plural, namespaced, namespace)
             selectors = [s for s in query.get("label_selectors") or [] if s]
             listed = self.get(path, {"labelSelector": ",".join(selectors)} if selectors else None)
