@@ -18,6 +18,7 @@ description:
     whole C(kubernetes) library; this module reads them all in one process, with the collection's lean client.
   - The REST path of a kind comes from the API server's discovery of its group version (one request per group
     version), so a CRD's kind reads too and an unserved kind is reported with C(api_found=false), never guessed.
+  - A Secret is returned without its values (C(data), C(stringData) and kubectl's last-applied copy of them).
   - A read that fails has C(error) and no C(resources); the module then fails, naming every failed read, so a
     caller that wants to go on registers the result with C(failed_when=false) and looks at each read.
 author:

@@ -45,10 +45,20 @@ def read_path(api_version: str, plural: str, namespaced: bool, namespace: str = 
     return f"{path}/{quote(name, safe='')}" if name else path
 
 
+SECRET_FIELDS = ("data", "stringData")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
 def _typed(obj: Dict[str, Any], api_version: str, kind: str) -> Dict[str, Any]:
-    """List items come without ``apiVersion`` and ``kind``: give them back, so each is a definition."""
+    """List items come without ``apiVersion`` and ``kind``: give them back, so each is a definition. A Secret comes
+    without its values (``data``, ``stringData`` and kubectl's copy of them): a module result is logged and
+    registered, and the roles need a Secret's metadata at most."""
     obj.setdefault("apiVersion", api_version)
     obj.setdefault("kind", kind)
+    if api_version == "v1" and kind == "Secret":
+        for field in SECRET_FIELDS:
+            obj.pop(field, None)
+        ((obj.get("metadata") or {}).get("annotations") or {}).pop(LAST_APPLIED, None)
     return obj
 
 

@@ -90,3 +90,15 @@ def test_a_refused_read_has_an_error_and_no_resources():
                                                       "kind": "RoleBinding"})
     assert "resources" not in got and got["api_found"] is True
     assert got["error"].startswith("cannot read RoleBinding (rbac.authorization.k8s.io/v1): HTTP 403")
+
+
+def test_a_secret_is_read_without_its_values():
+    path = "/api/v1/namespaces/t-1/secrets"
+    secret = {"metadata": {"name": "s", "annotations": {
+        "kubectl.kubernetes.io/last-applied-configuration": '{"stringData": {"password": "pw-1"}}', "keep": "yes"}},
+        "data": {"password": "cHctMQ=="}, "stringData": {"password": "pw-1"}, "type": "Opaque"}
+    got = Reader(FakeApi({path: {"items": [secret]}}).get).read(
+        {"api_version": "v1", "kind": "Secret", "namespace": "t-1"})
+    (read,) = got["resources"]
+    assert "pw-1" not in repr(read) and "cHctMQ==" not in repr(read)
+    assert read["metadata"]["annotations"] == {"keep": "yes"} and read["type"] == "Opaque"
