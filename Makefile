@@ -54,7 +54,7 @@ stack-status:  ## print the state of every part of the local stack
 	$(STACK) status
 
 .PHONY: unit
-unit: venv  ## unit tests (pure core, parsing, docs and fixtures checks)
+unit: venv collection-link collections-deps  ## unit tests (pure core, parsing, docs and fixtures checks)
 	$(PYTEST) -q tests/unit
 
 # The lanes of tests/integration/lanes.py side by side (one pytest-xdist worker each), then the tests that run alone.
