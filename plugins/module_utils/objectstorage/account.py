@@ -633,7 +633,7 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
                                                 "migrate it first")
         return _decide(run.snap, run.out, run.fields, migrated, shared, requeue.REFUSAL)
     untracked = sorted(k for k in live_ids if k not in (current, retiring))
-    untracked = _revoke_interrupted(run, untracked, retiring)
+    untracked = _revoke_interrupted(run, untracked)
     # Durable, not read off a condition a backup wait can flip: a new account's key counts as rotated at once, an
     # adopted account's legacy key is rotation 1, so any rotation the gateway holds above 1 was done by us.
     rotated_before = run.mode == NEW or rotation_applied >= 2
@@ -689,6 +689,9 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
                 f"buckets a BucketCredential of their own first: {', '.join(legacy[:50])}"
                 + (f" (and {len(legacy) - 50} more)" if len(legacy) > 50 else "")))
             return _decide(run.snap, run.out, replace(fields, stage=STAGE_MIGRATE), migrated, blocked, requeue.REFUSAL)
+        in_doubt = _earlier_attempt_may_land(run, target)
+        if in_doubt is not None:
+            return _decide(run.snap, run.out, replace(fields, stage=STAGE_ROTATE), migrated, in_doubt[0], in_doubt[1])
         secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                   "metadata": {"name": run.names.root_key, "namespace": run.names.namespace,
                                "labels": dict(run.names.labels)},
@@ -761,6 +764,34 @@ def _finished(run: _Pass, rotation: int, applied: int) -> int:
 
 ROOT_ROTATION_SINCE_ANNOTATION = rootschedule.ROTATION_SINCE_ANNOTATION  # a rotation began: its new key may exist
 ROOT_KEYS_BEFORE_ANNOTATION = "c5c3.io/root-keys-before"       # the root's keys when it began (ids only)
+ROOT_RETRY_AFTER_ANNOTATION = "c5c3.io/root-rotation-retry-after"  # an attempt in doubt: the next one not before
+RETRY_SETTLE = timedelta(seconds=5)  # from a pass that found the gateway answering to the one that tries again
+
+
+def _earlier_attempt_may_land(run: _Pass, target: int) -> Optional[Tuple[Verdict, Optional[timedelta]]]:
+    """An earlier attempt of this rotation began (its intent is recorded) and kept no key: its CreateAccessKey may
+    still be queued at the gateway (a frozen gateway answers what it holds once it thaws, while this pass reads the
+    keys beside it), so a new attempt now could leave a third key that no read of this pass saw. The first pass that
+    finds the gateway answering records when another attempt may go ahead (``RETRY_SETTLE`` later); the pass after
+    it reads the keys again, revokes what landed (``_revoke_interrupted``) and only then tries again. None when this
+    pass may issue the key."""
+    if _intent(run) is None:
+        return None
+    annotations = dig(run.key_secret, "metadata", "annotations")
+    after = timestamps.parse(annotations.get(ROOT_RETRY_AFTER_ANNOTATION)) if isinstance(annotations, Mapping) \
+        else None
+    if after is not None and run.snap.now >= after:
+        return None
+    if after is None:
+        after = run.snap.now + RETRY_SETTLE
+        run.out.act(MergePatch(kind="Secret", api_version="v1", namespace=run.names.namespace,
+                               name=run.names.root_key, cluster="", leg=LEG_CREDENTIAL,
+                               why="an earlier attempt of the root key rotation got no answer: look again first",
+                               patch={"metadata": {"annotations": {
+                                   ROOT_RETRY_AFTER_ANNOTATION: timestamps.render(after)}}}))
+    message = (f"an earlier attempt of the root key rotation to {target} got no answer; the root's keys are read "
+               f"again from {timestamps.render(after)} before another attempt")
+    return Verdict(False, WAITING_FOR_GATEWAY, message), requeue.until(after, run.snap.now) or requeue.MINIMUM
 
 
 def _intent(run: _Pass) -> Optional[Tuple[str, ...]]:
@@ -774,20 +805,26 @@ def _intent(run: _Pass) -> Optional[Tuple[str, ...]]:
 
 def _intent_patch(run: _Pass, before: Optional[Sequence[str]]) -> MergePatch:
     """Record (or, with None, clear) the intent of a root key rotation on the root-key Secret."""
-    annotations = {ROOT_ROTATION_SINCE_ANNOTATION: None, ROOT_KEYS_BEFORE_ANNOTATION: None} if before is None else {
-        ROOT_ROTATION_SINCE_ANNOTATION: timestamps.render(run.snap.now), ROOT_KEYS_BEFORE_ANNOTATION: ",".join(before)}
+    annotations: Dict[str, Optional[str]] = {ROOT_ROTATION_SINCE_ANNOTATION: None, ROOT_KEYS_BEFORE_ANNOTATION: None,
+                                             ROOT_RETRY_AFTER_ANNOTATION: None}
+    if before is not None:
+        annotations.update({ROOT_ROTATION_SINCE_ANNOTATION: timestamps.render(run.snap.now),
+                            ROOT_KEYS_BEFORE_ANNOTATION: ",".join(before)})
     return MergePatch(kind="Secret", api_version="v1", namespace=run.names.namespace, name=run.names.root_key,
                       cluster="", leg=LEG_CREDENTIAL, why="record the root key rotation before the new key exists"
                       if before is not None else "the root key rotation is done", patch={"metadata": {
                           "annotations": annotations}})
 
 
-def _revoke_interrupted(run: _Pass, untracked: List[str], retiring: str) -> List[str]:
+def _revoke_interrupted(run: _Pass, untracked: List[str]) -> List[str]:
     """A rotation whose process died between CreateAccessKey and keeping the key (or whose answer never came)
     leaves a root key nobody holds the secret of: a key on the root that was not there when the rotation began is
-    that rotation's, and is revoked; the keys that were there stay untracked (reported, never deleted)."""
+    that rotation's, and is revoked; the keys that were there stay untracked (reported, never deleted). This holds
+    while the new key waits for its backup and in the pass that retires the old key or starts the overlap too (an
+    earlier attempt's key may land beside the attempt that succeeded); once a scheduled rotation's overlap is under
+    way, a new key may be someone else's, and is only reported."""
     before = _intent(run)
-    if before is None or retiring:
+    if before is None or run.fields.root_key_overlap_ends is not None:
         return untracked
     strays = [k for k in untracked if k not in before]
     for access_key in strays:

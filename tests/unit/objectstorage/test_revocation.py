@@ -10,6 +10,7 @@ import json
 import pytest
 
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage import naming
+from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.account import ROOT_RETRY_AFTER_ANNOTATION
 from ansible_collections.c5c3.orders.plugins.module_utils.objectstorage.policy import GRANT_SID
 
 from .test_flows import migrated_with_operator_key
@@ -322,3 +323,44 @@ def test_a_root_rotation_killed_after_the_new_key_was_created_leaves_no_unrecord
     assert "InterruptedKeyRevoked" in [r for _n, r, _m in world.events]
     assert account["status"]["rootKeyRotation"] == 2 and not world.violations
     assert not (recorded["metadata"].get("annotations") or {}).get("c5c3.io/root-rotation-since"), "intent cleared"
+
+
+def test_a_root_rotation_whose_answer_never_came_waits_for_a_late_key_and_revokes_it():
+    """A frozen gateway answers a queued CreateAccessKey when it thaws, beside the next pass's read of the keys: the
+    next attempt waits until a pass has read the keys again after the gateway answered, the late key (recorded
+    nowhere, nobody holds its secret) is revoked, and the root never holds a third key; the operator's own stays."""
+    world = migrated_with_operator_key()
+    world.late_issue = 1
+    root = world.gateway.users["legacy-tenant-a"]["keys"]
+    most = 0
+    for _ in range(40):
+        world.step()
+        most = max(most, len(root))
+        if not world.moved and world.get("ObjectStoreAccount", "tenant-a-on-rgw")["status"].get(
+                "rootKeyRotation") == 2 and len(root) == 2:
+            break
+    world.converge()
+    recorded = world.get("Secret", "tenant-a-on-rgw-root-key")
+    assert sorted(root) == sorted(["AKOPERATOR0000000000", base64.b64decode(recorded["data"]["accessKey"]).decode()])
+    assert most <= 3, "the operator's key, the old root key and one more at most"
+    assert "InterruptedKeyRevoked" in [r for _n, r, _m in world.events] and not world.violations
+    account = world.get("ObjectStoreAccount", "tenant-a-on-rgw")
+    assert account["status"]["rootKeyRotation"] == 2
+    annotations = recorded["metadata"].get("annotations") or {}
+    assert not any(a.startswith("c5c3.io/root-") for a in annotations), "intent and retry mark cleared"
+
+
+def test_a_late_root_key_that_lands_beside_the_attempt_that_succeeded_is_revoked_too():
+    """The same late key, had the next attempt raced it (it lands after that attempt read the keys), is revoked by
+    the pass that retires the old key: a rotation without an overlap never leaves a key recorded nowhere."""
+    world = migrated_with_operator_key()
+    world.late_issue = 1
+    world.step()  # the attempt whose answer never came
+    secret = world.get("Secret", "tenant-a-on-rgw-root-key")
+    secret["metadata"].setdefault("annotations", {})[ROOT_RETRY_AFTER_ANNOTATION] = \
+        "2000-01-01T00:00:00Z"  # as if the wait had passed before the late key landed
+    world.converge()
+    root = world.gateway.users["legacy-tenant-a"]["keys"]
+    recorded = world.get("Secret", "tenant-a-on-rgw-root-key")
+    assert sorted(root) == sorted(["AKOPERATOR0000000000", base64.b64decode(recorded["data"]["accessKey"]).decode()])
+    assert "InterruptedKeyRevoked" in [r for _n, r, _m in world.events] and not world.violations

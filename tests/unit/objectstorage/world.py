@@ -162,6 +162,9 @@ class World:
         self.revoked: List[str] = []
         self.allow_early_retire = False  # a test at the key limit: a carried key may go to make room
         self.die_after_issue = 0  # that many IssueKeys die right after the gateway created the key
+        # that many IssueKeys get no answer (a frozen gateway): the key is made only after the next pass has read
+        self.late_issue = 0
+        self._landing: List[Any] = []  # the late keys, made once the next pass's snapshot is taken
         self.moved = False
         self._serial = itertools.count(1)
         # the tenant Namespaces' uids by (cluster, name): a name given to a new namespace gets a new uid
@@ -379,7 +382,10 @@ class World:
                                                          control_planes, self.namespaces):
             self.put(manifest)
         for account in self.kind("ObjectStoreAccount"):
-            decision = accounts_core.decide_account(self.account_snapshot(account))
+            snapshot = self.account_snapshot(account)
+            while self._landing:  # a thawed gateway answers the queued CreateAccessKey beside this pass's reads
+                self._landing.pop(0)()
+            decision = accounts_core.decide_account(snapshot)
             decisions[f"account/{account['metadata']['name']}"] = self._execute(
                 account, decision, accounts_core.on_action_failure)
         for order in self.kind("BucketCredential"):
@@ -514,6 +520,10 @@ class World:
             key = self._signer(action)
             kind, account, uid = gw.principal(key[0])
             new = gw.new_key()
+            if action.user is None and self.late_issue:
+                self.late_issue -= 1
+                self._landing.append(lambda: gw.users[uid]["keys"].__setitem__(new[0], new[1]))
+                raise GatewayError(None, "ReadTimeoutError")
             if action.user is None:
                 gw.users[uid]["keys"][new[0]] = new[1]
             else:
