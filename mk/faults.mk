@@ -12,7 +12,7 @@
 FAULTS_ARGS ?=
 
 .PHONY: faults
-faults: deps collection-link  ## the fault matrix on its own stack (over 70 min); rewrites docs/reliability.md
+faults: deps collection-link  ## the fault matrix on its own stack (about 90 min); rewrites docs/reliability.md
 	nice -n 5 $(PYTHON) tests/faults/run.py $(FAULTS_ARGS)
 
 .PHONY: faults-report
