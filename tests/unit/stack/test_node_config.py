@@ -125,11 +125,13 @@ def test_cni_plugins_are_pinned_like_the_other_node_binaries():
         assert f"github.com/containernetworking/plugins/plugins/{plugin}\n" in tools
 
 
-def test_pod_network_is_per_stack(tmp_path, monkeypatch):
+def test_pod_network_is_per_stack(monkeypatch):
+    """Fixed state dirs, not tmp_path's: the /24 is a hash of the dir (254 of them), so four random dirs share one
+    about once in 40 runs, which C5C3_NODE_POD_SUBNET is there to mend on a machine; these four never do."""
     monkeypatch.delenv("C5C3_NODE_POD_SUBNET", raising=False)
     nets, paths = [], []
     for name in ("a", "b", ".stack", ".stack-faults"):
-        monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path / name))
+        monkeypatch.setenv("C5C3_STACK_DIR", f"/srv/c5c3-checkout/{name}")
         nets.append(PodNetwork.of(StackConfig()))
         paths.append(node.Paths.of(StackConfig()))
     for net, p in zip(nets, paths):
@@ -139,7 +141,7 @@ def test_pod_network_is_per_stack(tmp_path, monkeypatch):
         assert net.subnet.network_address.packed[2] not in (0, 255)
         assert net.gateway == str(net.subnet.network_address + 1) and net.gateway_cidr == net.gateway + "/24"
     assert len({n.bridge for n in nets}) == 4 and len({n.subnet for n in nets}) == 4
-    monkeypatch.setenv("C5C3_STACK_DIR", str(tmp_path / "a"))
+    monkeypatch.setenv("C5C3_STACK_DIR", "/srv/c5c3-checkout/a")
     assert PodNetwork.of(StackConfig()) == nets[0]  # stable: down finds what up made
 
 
