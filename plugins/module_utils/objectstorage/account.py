@@ -691,7 +691,8 @@ def _stage(run: _Pass, migrated: Verdict, live_ids: List[str], current: str, ret
             return _decide(run.snap, run.out, replace(fields, stage=STAGE_MIGRATE), migrated, blocked, requeue.REFUSAL)
         in_doubt = _earlier_attempt_may_land(run, target)
         if in_doubt is not None:
-            return _decide(run.snap, run.out, replace(fields, stage=STAGE_ROTATE), migrated, in_doubt[0], in_doubt[1])
+            waiting, wait = in_doubt
+            return _decide(run.snap, run.out, replace(fields, stage=STAGE_ROTATE), migrated, waiting, wait)
         secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                   "metadata": {"name": run.names.root_key, "namespace": run.names.namespace,
                                "labels": dict(run.names.labels)},
@@ -777,18 +778,13 @@ def _earlier_attempt_may_land(run: _Pass, target: int) -> Optional[Tuple[Verdict
     pass may issue the key."""
     if _intent(run) is None:
         return None
-    annotations = dig(run.key_secret, "metadata", "annotations")
-    after = timestamps.parse(annotations.get(ROOT_RETRY_AFTER_ANNOTATION)) if isinstance(annotations, Mapping) \
-        else None
+    after = timestamps.parse(_root_key_annotations(run).get(ROOT_RETRY_AFTER_ANNOTATION))
     if after is not None and run.snap.now >= after:
         return None
     if after is None:
         after = run.snap.now + RETRY_SETTLE
-        run.out.act(MergePatch(kind="Secret", api_version="v1", namespace=run.names.namespace,
-                               name=run.names.root_key, cluster="", leg=LEG_CREDENTIAL,
-                               why="an earlier attempt of the root key rotation got no answer: look again first",
-                               patch={"metadata": {"annotations": {
-                                   ROOT_RETRY_AFTER_ANNOTATION: timestamps.render(after)}}}))
+        run.out.act(_annotate_root_key(run, {ROOT_RETRY_AFTER_ANNOTATION: timestamps.render(after)},
+                                       "an earlier attempt of the root key rotation got no answer: look again first"))
     message = (f"an earlier attempt of the root key rotation to {target} got no answer; the root's keys are read "
                f"again from {timestamps.render(after)} before another attempt")
     return Verdict(False, WAITING_FOR_GATEWAY, message), requeue.until(after, run.snap.now) or requeue.MINIMUM
@@ -797,10 +793,22 @@ def _earlier_attempt_may_land(run: _Pass, target: int) -> Optional[Tuple[Verdict
 def _intent(run: _Pass) -> Optional[Tuple[str, ...]]:
     """The root keys that existed when a rotation began (``ROOT_KEYS_BEFORE_ANNOTATION`` on the key Secret, written
     before the new key is created); None when no rotation is in progress."""
-    annotations = dig(run.key_secret, "metadata", "annotations")
-    if not isinstance(annotations, Mapping) or ROOT_ROTATION_SINCE_ANNOTATION not in annotations:
+    annotations = _root_key_annotations(run)
+    if ROOT_ROTATION_SINCE_ANNOTATION not in annotations:
         return None
     return tuple(k for k in text(annotations.get(ROOT_KEYS_BEFORE_ANNOTATION)).split(",") if k)
+
+
+def _root_key_annotations(run: _Pass) -> Mapping[str, Any]:
+    """The root-key Secret's annotations, where a rotation keeps its intent and its retry mark."""
+    annotations = dig(run.key_secret, "metadata", "annotations")
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def _annotate_root_key(run: _Pass, annotations: Mapping[str, Optional[str]], why: str) -> MergePatch:
+    """Set (or, with None, remove) annotations of the root-key Secret."""
+    return MergePatch(kind="Secret", api_version="v1", namespace=run.names.namespace, name=run.names.root_key,
+                      cluster="", leg=LEG_CREDENTIAL, why=why, patch={"metadata": {"annotations": dict(annotations)}})
 
 
 def _intent_patch(run: _Pass, before: Optional[Sequence[str]]) -> MergePatch:
@@ -810,10 +818,8 @@ def _intent_patch(run: _Pass, before: Optional[Sequence[str]]) -> MergePatch:
     if before is not None:
         annotations.update({ROOT_ROTATION_SINCE_ANNOTATION: timestamps.render(run.snap.now),
                             ROOT_KEYS_BEFORE_ANNOTATION: ",".join(before)})
-    return MergePatch(kind="Secret", api_version="v1", namespace=run.names.namespace, name=run.names.root_key,
-                      cluster="", leg=LEG_CREDENTIAL, why="record the root key rotation before the new key exists"
-                      if before is not None else "the root key rotation is done", patch={"metadata": {
-                          "annotations": annotations}})
+    return _annotate_root_key(run, annotations, "record the root key rotation before the new key exists"
+                              if before is not None else "the root key rotation is done")
 
 
 def _revoke_interrupted(run: _Pass, untracked: List[str]) -> List[str]:
