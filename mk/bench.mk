@@ -5,9 +5,8 @@
 # scenario_revision runs this tree side by side with an earlier commit (BENCH_ARGS=--against <rev>, default HEAD~1).
 # The main Makefile sets CACHE, VENV (test venv) and the deps target; BENCH_ARGS passes options to
 # benchmarks/run.py, e.g. make bench BENCH_ARGS=--quick, or BENCH_ARGS="--baseline-budget 7200".
-# Time here (2 cores): make bench BENCH_ARGS=--quick (N = 50, 200) took 27 min from a fresh clone on 2026-12-06,
-# each N with its peer, repair and revision scenarios (about 12 min per N); the default sizes (100, 1,000, 5,000) take
-# longer and were not timed from a fresh clone.
+# Time here (2 cores, from a fresh clone, nothing else running, 2026-12-06): make bench (N = 100, 1,000, 5,000, every
+# scenario) took 41 min (2,476 s); make bench BENCH_ARGS=--quick (N = 50, 200) took 27 min.
 BENCH_HASH      := $(shell cat requirements/bench.lock | sha256sum | cut -c1-12)
 BENCH_VENV      ?= $(CACHE)/venv-bench-$(BENCH_HASH)
 BENCH_PYTHON    := $(BENCH_VENV)/bin/python
