@@ -38,9 +38,10 @@ def describe_list(resource: Resource, namespace: Optional[str], cluster: str) ->
 
 
 def guarded_list(service: KubeReads, resource: Resource, namespace: Optional[str] = None,
-                 label_selector: Optional[str] = None, cluster: str = "") -> Listing:
+                 label_selector: Optional[str] = None, cluster: str = "", write_times: bool = False) -> Listing:
     what = describe_list(resource, namespace, cluster)
     try:
-        return Listing(what, service.list(resource, namespace=namespace, label_selector=label_selector))
+        return Listing(what, service.list(resource, namespace=namespace, label_selector=label_selector,
+                                          write_times=write_times))
     except KubeError as exc:
         return Listing(what, error=f"cannot list {what}: {exc.summary()}")

@@ -35,13 +35,13 @@ class KubeService:
 
     # reads -----------------------------------------------------------------------------------
     def list(self, resource: Resource, namespace: Optional[str] = None,
-             label_selector: Optional[str] = None) -> List[Obj]:
+             label_selector: Optional[str] = None, write_times: bool = False) -> List[Obj]:
         """Every object of a type (optionally in one namespace / matching a selector), with kind set.
 
         Read in pages of ``PAGE_SIZE`` (one consistent snapshot through the continue token) and with
-        ``metadata.managedFields`` cut to the pass's own write times as each page arrives (``managed.py``): the
-        rest is more than half of a decoded Secret, so this bounds the memory of a pass over thousands
-        of orders to about one page of raw JSON plus the slim objects. Each page is frozen out of the cyclic
+        ``metadata.managedFields`` dropped as each page arrives, or cut to the pass's own write times with
+        ``write_times`` (``managed.py``): the entries are more than half of a decoded Secret, so this bounds the memory
+        of a pass over thousands of orders to about one page of raw JSON plus the slim objects. Each page is frozen out of the cyclic
         garbage collector (``gc.freeze``) once decoded.
         """
         query = {"limit": str(PAGE_SIZE)}
@@ -55,7 +55,7 @@ class KubeService:
             for item in page:  # list items carry no apiVersion/kind
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
-                managed.slim(item.get("metadata") or {}, self.field_manager)
+                managed.slim(item.get("metadata") or {}, self.field_manager if write_times else "")
             if self.share:
                 share_strings(page, seen)
             items.extend(page)

@@ -145,7 +145,7 @@ class ObjectStorageReads(PassReader):
             self._read_admin_secret(key)
         for cluster in self.clusters:
             if cluster.error is None:
-                self.read_delivered(cluster, LABELS.name)
+                self.read_delivered(cluster, LABELS.name, write_times=True)
         for cluster in self.clusters:
             for order in cluster.listed:
                 self.rivals[store_ref(order) + (claim.bucket_of(order),)].append((cluster.name, order))

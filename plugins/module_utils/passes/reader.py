@@ -193,12 +193,14 @@ class PassReader:
         selection or a teardown."""
         return assigned_namespaces(self.control_planes.values(), cluster.name) | cluster.read_namespaces
 
-    def read_delivered(self, cluster: ClusterReads, selector: str) -> None:
+    def read_delivered(self, cluster: ClusterReads, selector: str, write_times: bool = False) -> None:
         """The labelled Secrets (``selector``) in each readable namespace of ``cluster`` that holds orders: the
-        delivered Secrets beside them. Each is a secret to the redactor before anything can report it."""
+        delivered Secrets beside them. Each is a secret to the redactor before anything can report it.
+        ``write_times``: keep when this pass's field manager wrote each (``k8s/managed.py``), for a kind that
+        needs it (the rollout gate of object storage); a KeystoneUser pass does not hold them."""
         holding = {namespace_of(o) for o in cluster.orders}
         for namespace in sorted(holding & self.readable_namespaces(cluster)):
-            listing = guarded_list(cluster.service, R.SECRET, namespace, selector, cluster.name)
+            listing = guarded_list(cluster.service, R.SECRET, namespace, selector, cluster.name, write_times)
             for secret in listing.items:
                 self.redactor.add_secret(secret)
             cluster.secrets[namespace] = listing

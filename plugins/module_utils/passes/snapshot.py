@@ -190,11 +190,12 @@ class CachedReads:
         return found
 
     def list(self, resource: Resource, namespace: Optional[str] = None,
-             label_selector: Optional[str] = None) -> List[Dict[str, Any]]:
+             label_selector: Optional[str] = None, write_times: bool = False) -> List[Dict[str, Any]]:
         collection = self._collection(resource, namespace)
         terms = parse_selector(label_selector)
         if collection is None or terms is None or not collection.answers(terms):
-            return self.service.list(resource, namespace=namespace, label_selector=label_selector)
+            return self.service.list(resource, namespace=namespace, label_selector=label_selector,
+                                     write_times=write_times)
         self.answered += 1
         items = []
         for item in collection.select(namespace, terms):
@@ -207,7 +208,8 @@ class CachedReads:
                 item = json.loads(json.dumps(item))  # the pass may annotate what it reads: never the snapshot's
             item.setdefault("apiVersion", resource.api_version)
             item.setdefault("kind", resource.kind)
-            managed.slim(item.get("metadata") or {}, getattr(self.service, "field_manager", ""))
+            keep = getattr(self.service, "field_manager", "") if write_times else ""
+            managed.slim(item.get("metadata") or {}, keep)
             items.append(item)
         return items
 

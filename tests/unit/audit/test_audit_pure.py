@@ -90,7 +90,7 @@ class FakeService:
         self.lists = lists
         self.calls = []
 
-    def list(self, resource, namespace=None, label_selector=None):
+    def list(self, resource, namespace=None, label_selector=None, write_times=False):
         self.calls.append((resource.plural, namespace))
         value = self.lists.get((resource.plural, namespace))
         if value is None:

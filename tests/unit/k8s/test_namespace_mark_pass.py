@@ -24,7 +24,7 @@ NAMESPACES = "/api/v1/namespaces"
 class NamespacesForbidden(KubeService):
     """A management cluster whose account may not list Namespaces (a missing grant)."""
 
-    def list(self, resource, namespace=None, label_selector=None):
+    def list(self, resource, namespace=None, label_selector=None, write_times=False):
         if resource.plural == "namespaces":
             raise KubeError("GET", NAMESPACES, 403, "Forbidden", "namespaces is forbidden: cannot list")
         return super().list(resource, namespace, label_selector)

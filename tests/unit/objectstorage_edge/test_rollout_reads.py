@@ -90,3 +90,26 @@ def test_an_order_without_the_opt_in_lists_nothing():
     edit_slots(world, [{"slot": 2, "generation": 1}])
     world.converge()
     assert workload_lists(world) == [] and "rollout" not in status(world)
+
+
+def test_the_gate_uses_the_write_time_the_api_server_recorded_for_the_delivered_secret():
+    """A pod that started after the pass's clock but before the API server recorded the pass's write of the delivered
+    Secret may hold the old key: the gate keeps waiting for it. The time comes with the delivered Secrets' list, the
+    one list of the pass that keeps write times (``list(..., write_times=True)``, ``k8s/managed.py``)."""
+    world = World()
+    world.api.put(credential(TENANT, "photos", "photos-a", revokeAfterRollout={"deadline": "1h"}))
+    world.converge()
+    edit_slots(world, [{"slot": 1, "generation": 1}, {"slot": 2, "generation": 1}])
+    world.converge()
+    delivered = world.get("Secret", TENANT, "photos-s3")
+    written = world.now + timedelta(seconds=30)  # the API server's clock recorded the write late
+    delivered["metadata"]["managedFields"] = [
+        {"manager": "c5c3-orders", "operation": "Apply", "time": timestamps.render(written), "fieldsV1": {}},
+        {"manager": "kubectl", "operation": "Update", "time": timestamps.render(written + timedelta(hours=1))}]
+    deploy(world, world.now + timedelta(seconds=10))  # after the pass's clock, before the recorded write
+    edit_slots(world, [{"slot": 2, "generation": 1}])
+    for _ in range(4):
+        world.run(later=timedelta(seconds=5))
+        world.api.push()
+    assert status(world)["rollout"]["waitingFor"] == ["Deployment/web"]
+    assert secret_gets(world) == []
