@@ -40,9 +40,9 @@ class KubeService:
 
         Read in pages of ``PAGE_SIZE`` (one consistent snapshot through the continue token) and with
         ``metadata.managedFields`` dropped as each page arrives, or cut to the pass's own write times with
-        ``write_times`` (``managed.py``): the entries are more than half of a decoded Secret, so this bounds the memory
-        of a pass over thousands of orders to about one page of raw JSON plus the slim objects. Each page is frozen out of the cyclic
-        garbage collector (``gc.freeze``) once decoded.
+        ``write_times`` (``managed.py``): the entries are more than half of a decoded Secret, so this bounds the
+        memory of a pass over thousands of orders to about one page of raw JSON plus the slim objects. Each page is
+        frozen out of the cyclic garbage collector (``gc.freeze``) once decoded.
         """
         query = {"limit": str(PAGE_SIZE)}
         if label_selector:
