@@ -34,7 +34,7 @@ from kubernetes.client.rest import ApiException
 
 import objectstores
 from accounts import Account, can_i, check_matrix
-from ansible_collections.c5c3.orders.plugins.filter.namespace_grants import marked
+from ansible_collections.c5c3.orders.plugins.filter.namespace_grants import assignments, marked
 from kubewait import wait_for
 from orders import CP_NS, GROUP, TENANT_LABELS, VERSION, Stack, unique
 from passes import assigned_namespace, order_summary, reconcile_until, run_pass
@@ -307,6 +307,10 @@ def test_deployment_mode_is_accepted_and_idempotent(install, stack_env):
 GRANT_TASKS = {"c5c3.orders.namespace_access : Grant what is missing (management)",
                # a namespace another test deleted or unmarked under the batch: the same grants, one by one
                "c5c3.orders.namespace_access : Grant one by one after a namespace changed under the batch (management)"}
+# another test withdrew its namespace meanwhile (its teardown): the grant there is revoked, which the cluster as it
+# is afterwards must explain (_unexplained_revokes)
+REVOKE_TASKS = {"c5c3.orders.namespace_access : Revoke the grants no longer wanted (management)",
+                "c5c3.orders.namespace_access : Revoke one by one after a grant vanished under the batch (management)"}
 
 
 def _grant_uids(install):
@@ -317,11 +321,39 @@ def _grant_uids(install):
     return {f"{b.metadata.labels['c5c3.io/grant']}:{b.metadata.namespace}": b.metadata.uid for b in items}
 
 
+def _unexplained_revokes(install, revoked):
+    """Of the revoked RoleBindings (``<namespace>/<name>``), those the cluster as it is now does not explain: a tenant
+    grant whose namespace still exists, carries the tenant mark and is assigned on the management cluster by a
+    ControlPlane would still be wanted; so would any other grant (no test withdraws a ControlPlane namespace)."""
+    out = []
+    cps = client.CustomObjectsApi(install.core.api_client).list_cluster_custom_object(
+        GROUP, VERSION, "controlplanes")["items"]
+    assigned = assignments(cps).get("", set())
+    for entry in revoked:
+        namespace, _, name = entry.partition("/")
+        if name != f"{install.name}-tenant":
+            out.append(entry)
+            continue
+        try:
+            ns = install.core.read_namespace(namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        if (ns.metadata.deletion_timestamp is None and marked(ns.metadata.labels or {}, TENANT_LABELS)
+                and namespace in assigned):
+            out.append(entry)
+    return out
+
+
 def _assert_converged(install, before, again, what):
-    """``again`` changed nothing but grants that were not there: the stack is shared, and other tests assign (and
-    delete) namespaces meanwhile; a grant that existed (same uid) must never be written again."""
-    unexpected = [t for t in again.changed_tasks() if t not in GRANT_TASKS]
+    """``again`` changed nothing but grants that were not there and revokes the cluster explains: the stack is shared,
+    and other tests assign, withdraw and delete namespaces meanwhile; a grant that existed (same uid) must never be
+    written again."""
+    unexpected = [t for t in again.changed_tasks() if t not in GRANT_TASKS | REVOKE_TASKS]
     assert not unexpected, f"{what} changed: {unexpected}"
+    unexplained = _unexplained_revokes(install, _summary(again)["management"]["revoked"])
+    assert not unexplained, f"{what} revoked grants still wanted: {unexplained}"
     now = _grant_uids(install)
     rewritten = [g for g in _summary(again)["management"]["applied"] if g in before and before[g] == now.get(g)]
     assert not rewritten, f"{what} rewrote existing grants: {rewritten}"
