@@ -6,7 +6,7 @@
 # The main Makefile sets CACHE, VENV (test venv) and the deps target; BENCH_ARGS passes options to
 # benchmarks/run.py, e.g. make bench BENCH_ARGS=--quick, or BENCH_ARGS="--baseline-budget 7200".
 # Time here (2 cores, from a fresh clone, nothing else running, 2026-12-06): make bench (N = 100, 1,000, 5,000, every
-# scenario) took 41 min (2,476 s); make bench BENCH_ARGS=--quick (N = 50, 200) took 27 min.
+# scenario) took 41 min (2,476 s at 5f540e1, 2,489 s at ad17a39); make bench BENCH_ARGS=--quick (N = 50, 200) took 27 min.
 BENCH_HASH      := $(shell cat requirements/bench.lock | sha256sum | cut -c1-12)
 BENCH_VENV      ?= $(CACHE)/venv-bench-$(BENCH_HASH)
 BENCH_PYTHON    := $(BENCH_VENV)/bin/python
